@@ -1,0 +1,205 @@
+"""A model's architecture, read from its Hugging Face ``config.json``.
+
+The same reader serves the catalog (``data/models/*.toml`` keep a verbatim subset of each model's
+config.json) and a config.json a user pastes into the page. It produces the model as a list of
+weight tensors named as llama.cpp names them in a GGUF file, so that the weight formats in
+``quant.py`` can apply llama.cpp's own per-tensor rules, plus one attention description per block
+for the KV cache and the attention FLOPs.
+
+Tensor names follow llama.cpp's ``LLM_TENSOR_*`` GGUF names (src/llama-arch.cpp):
+``token_embd``, ``output``, ``attn_q``, ``attn_k``, ``attn_v``, ``attn_output``, ``ffn_gate``,
+``ffn_up``, ``ffn_down``, ``ffn_gate_inp`` (router), ``ffn_{gate,up,down}_exps`` (all routed
+experts of a layer in one tensor), ``ffn_{gate,up,down}_shexp`` (shared experts) ...
+Norm vectors are included (they are tiny, but they count in the published totals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .errors import EngineInputError
+
+#: Attention kinds of a block. ``full`` caches K and V of every token; ``sliding`` at most
+#: ``window`` tokens; ``mla`` caches a compressed latent per token; ``linear`` (gated DeltaNet and
+#: friends) and ``ssm`` (Mamba) keep a constant state; ``none`` has no token mixer with a cache.
+ATTENTION_KINDS = ("full", "sliding", "mla", "linear", "ssm", "none")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One weight tensor as stored in a GGUF file.
+
+    ``cols`` is the input dimension (GGUF ``ne[0]``), the one quantisation blocks run along;
+    ``rows`` the output dimension. Merged expert tensors (``*_exps``) hold ``experts`` matrices of
+    ``rows x cols`` each. ``layer`` is the block index, -1 outside the repeated blocks.
+    ``mtp`` marks multi-token-prediction weights: stored in the file, unused by plain decoding.
+    """
+
+    name: str
+    layer: int
+    rows: int
+    cols: int
+    experts: int = 1
+    mtp: bool = False
+
+    @property
+    def params(self) -> int:
+        return self.rows * self.cols * self.experts
+
+    @property
+    def is_routed_expert(self) -> bool:
+        return self.name.endswith("_exps")
+
+
+@dataclass(frozen=True)
+class LayerAttention:
+    """The token mixer of one block, as far as the KV cache and attention FLOPs care.
+
+    ``kv_elements_per_token``: elements cached per token of context (K plus V; for MLA the latent
+    plus the rope key). ``window``: a sliding window's length (0 = unbounded). ``state_elements``:
+    a constant recurrent state that does not grow with context (linear attention, SSM).
+    ``flops_per_pair``: FLOPs of one query attending to one key (QK^T and AV, 2 per multiply-add):
+    ``2 * n_heads * (qk_head_dim + v_head_dim)``.
+    """
+
+    kind: str
+    kv_elements_per_token: int = 0
+    window: int = 0
+    state_elements: int = 0
+    flops_per_pair: int = 0
+
+    def cached_tokens(self, context: int) -> int:
+        """Tokens of a ``context``-token history this layer holds in its cache."""
+        if self.kind in ("linear", "ssm", "none"):
+            return 0
+        if self.kind == "sliding" and self.window:
+            return min(context, self.window)
+        return context
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A model's weights and attention layout, independent of any weight format."""
+
+    model_type: str
+    layers: int
+    hidden_size: int
+    vocab_size: int
+    tied_embeddings: bool
+    n_experts: int
+    experts_per_token: int
+    max_context: int
+    tensors: tuple[Tensor, ...]
+    attention: tuple[LayerAttention, ...]
+
+    @cached_property
+    def params_total(self) -> int:
+        """Every stored weight, MTP heads included."""
+        return sum(t.params for t in self.tensors)
+
+    @cached_property
+    def params_main(self) -> int:
+        """Stored weights without multi-token-prediction heads."""
+        return sum(t.params for t in self.tensors if not t.mtp)
+
+    @cached_property
+    def params_active(self) -> int:
+        """Weights one token uses in plain decoding: routed experts count top-k of n."""
+        total = 0
+        for t in self.tensors:
+            if t.mtp:
+                continue
+            if t.is_routed_expert:
+                total += t.rows * t.cols * min(t.experts, self.experts_per_token)
+            else:
+                total += t.params
+        return total
+
+    @cached_property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+
+def config_int(config: dict, *keys: str, default: int | None = None) -> int:
+    """First of ``keys`` present in ``config`` as a positive int, else ``default``."""
+    for key in keys:
+        value = config.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+            raise EngineInputError(f"config.json: {key} must be a non-negative integer, got {value!r}", field="config")
+        return int(value)
+    if default is None:
+        raise EngineInputError(f"config.json: missing {' / '.join(keys)}", field="config")
+    return default
+
+
+def text_config(config: dict) -> dict:
+    """The language model's part of a (possibly multimodal) config.json."""
+    if not isinstance(config, dict):
+        raise EngineInputError("config.json must be a JSON object", field="config")
+    inner = config.get("text_config")
+    if isinstance(inner, dict):
+        merged = {k: v for k, v in config.items() if k != "text_config"}
+        merged.update(inner)
+        return merged
+    return config
+
+
+def attention_tensors(layer: int, hidden: int, heads: int, kv_heads: int, head_dim: int, *, qk_norm: bool) -> list[Tensor]:
+    tensors = [
+        Tensor("attn_norm", layer, 1, hidden),
+        Tensor("attn_q", layer, heads * head_dim, hidden),
+        Tensor("attn_k", layer, kv_heads * head_dim, hidden),
+        Tensor("attn_v", layer, kv_heads * head_dim, hidden),
+        Tensor("attn_output", layer, hidden, heads * head_dim),
+    ]
+    if qk_norm:
+        tensors += [Tensor("attn_q_norm", layer, 1, head_dim), Tensor("attn_k_norm", layer, 1, head_dim)]
+    return tensors
+
+
+def mlp_tensors(layer: int, hidden: int, intermediate: int, suffix: str = "", experts: int = 1) -> list[Tensor]:
+    return [
+        Tensor(f"ffn_gate{suffix}", layer, intermediate, hidden, experts),
+        Tensor(f"ffn_up{suffix}", layer, intermediate, hidden, experts),
+        Tensor(f"ffn_down{suffix}", layer, hidden, intermediate, experts),
+    ]
+
+
+def register(*model_types: str):
+    """Decorator: the function reads configs whose ``model_type`` is one of ``model_types``."""
+
+    def wrap(reader):
+        for model_type in model_types:
+            if model_type in READERS:
+                raise RuntimeError(f"two readers for model_type {model_type!r}")
+            READERS[model_type] = reader
+        return reader
+
+    return wrap
+
+
+#: config.json ``model_type`` -> reader returning an :class:`Architecture`. Filled by the modules
+#: of ``engine.archs`` (one per model family) through :func:`register`.
+READERS: dict = {}
+
+
+def architecture_from_config(config: dict) -> Architecture:
+    """Read a Hugging Face config.json (a dict) into an :class:`Architecture`.
+
+    Raises :class:`EngineInputError` (field ``config``) for a config it cannot read, naming what
+    is missing or contradictory.
+    """
+    from . import archs  # noqa: F401 - importing the package registers every reader
+
+    cfg = text_config(config)
+    model_type = cfg.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise EngineInputError("config.json: missing model_type", field="config")
+    reader = READERS.get(model_type)
+    if reader is None:
+        known = ", ".join(sorted(READERS))
+        raise EngineInputError(f"config.json: model_type {model_type!r} is not supported (supported: {known})", field="config")
+    return reader(cfg)

@@ -1,0 +1,78 @@
+"""Llama-shaped transformers: Llama 1-3, Mistral, Mixtral, Qwen2/2.5/3 and their MoE variants.
+
+GQA attention (q, k, v, o), SwiGLU MLP (gate, up, down) or a routed-expert MLP with optional
+shared experts; Qwen3 adds per-head q/k RMS norms.
+"""
+
+from __future__ import annotations
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
+from ..errors import EngineInputError
+
+
+@register("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+def llama_like(cfg: dict) -> Architecture:
+    """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
+    model_type = str(cfg.get("model_type", "llama"))
+    layers = config_int(cfg, "num_hidden_layers", "n_layer")
+    hidden = config_int(cfg, "hidden_size", "n_embd")
+    heads = config_int(cfg, "num_attention_heads", "n_head")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    intermediate = config_int(cfg, "intermediate_size", default=0)
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    n_experts = config_int(cfg, "num_experts", "num_local_experts", "n_routed_experts", default=0)
+    top_k = config_int(cfg, "num_experts_per_tok", default=0) if n_experts else 0
+    moe_intermediate = config_int(cfg, "moe_intermediate_size", default=intermediate) if n_experts else 0
+    shared_intermediate = config_int(cfg, "shared_expert_intermediate_size", default=0) if n_experts else 0
+    sliding = config_int(cfg, "sliding_window", default=0) if cfg.get("use_sliding_window", model_type == "mistral") else 0
+    max_context = config_int(cfg, "max_position_embeddings", default=0)
+    qk_norm = model_type.startswith("qwen3")
+    if heads == 0 or layers == 0 or hidden == 0:
+        raise EngineInputError("config.json: layers, hidden size and attention heads must be positive", field="config")
+    if kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError(
+            f"config.json: num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})", field="config"
+        )
+    if n_experts and not (0 < top_k <= n_experts):
+        raise EngineInputError(f"config.json: num_experts_per_tok must be 1..{n_experts}", field="config")
+
+    tensors = [Tensor("token_embd", -1, vocab, hidden)]
+    attention = []
+    for layer in range(layers):
+        tensors += attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=qk_norm)
+        tensors.append(Tensor("ffn_norm", layer, 1, hidden))
+        if n_experts:
+            tensors.append(Tensor("ffn_gate_inp", layer, n_experts, hidden))
+            tensors += mlp_tensors(layer, hidden, moe_intermediate, "_exps", n_experts)
+            if shared_intermediate:
+                tensors.append(Tensor("ffn_gate_inp_shexp", layer, 1, hidden))
+                tensors += mlp_tensors(layer, hidden, shared_intermediate, "_shexp")
+        else:
+            if not intermediate:
+                raise EngineInputError("config.json: missing intermediate_size", field="config")
+            tensors += mlp_tensors(layer, hidden, intermediate)
+        attention.append(
+            LayerAttention(
+                kind="sliding" if sliding else "full",
+                kv_elements_per_token=2 * kv_heads * head_dim,
+                window=sliding,
+                flops_per_pair=2 * heads * (head_dim + head_dim),
+            )
+        )
+    tensors.append(Tensor("output_norm", -1, 1, hidden))
+    if not tied:
+        tensors.append(Tensor("output", -1, vocab, hidden))
+    return Architecture(
+        model_type=model_type,
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=n_experts,
+        experts_per_token=top_k,
+        max_context=max_context,
+        tensors=tuple(tensors),
+        attention=tuple(attention),
+    )

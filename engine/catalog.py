@@ -1,0 +1,166 @@
+"""Strict, lazy loaders for the catalogs in ``data/``.
+
+Each catalog kind has a schema (a tuple of :class:`Field`). Loading checks every entry against it:
+unknown keys, missing required fields, wrong types, implausible values, missing sources, duplicate
+ids and duplicate aliases are all :class:`CatalogError`. Files are read in sorted order and only
+when first needed (``functools.cache``), so importing the engine costs nothing.
+
+The data directory is ``<repo>/data`` next to the ``engine`` package; the built site ships both
+side by side so the same code finds it under Pyodide.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import CatalogError
+
+#: Where the catalogs live: ``data/`` beside the ``engine`` package (in the repo and in the site).
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+#: GiB -> bytes. Device memory is stored in GiB (see data/README.md, "Units").
+GIB = 2**30
+#: GB -> bytes. Every other byte quantity is SI.
+GB = 10**9
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a catalog entry: its type, whether it is required, its plausible range."""
+
+    name: str
+    type: type | tuple[type, ...]
+    required: bool = False
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    #: A number that must be backed by ``source`` or ``sources[name]`` (all numbers are).
+    doc: str = ""
+
+
+def _check_value(kind: str, entry_id: str, spec: Field, value: Any) -> None:
+    where = f"{kind} {entry_id!r}: {spec.name}"
+    types = spec.type if isinstance(spec.type, tuple) else (spec.type,)
+    if float in types and int not in types:
+        types = types + (int,)
+    if isinstance(value, bool) and bool not in types:
+        raise CatalogError(f"{where} must be {spec.type}, got a boolean")
+    if not isinstance(value, types):
+        raise CatalogError(f"{where} must be {' or '.join(t.__name__ for t in types)}, got {type(value).__name__}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise CatalogError(f"{where} is not finite")
+        if spec.lo is not None and value < spec.lo:
+            raise CatalogError(f"{where} = {value} is implausibly small (< {spec.lo})")
+        if spec.hi is not None and value > spec.hi:
+            raise CatalogError(f"{where} = {value} is implausibly large (> {spec.hi})")
+    if spec.choices and value not in spec.choices:
+        raise CatalogError(f"{where} = {value!r} is not one of {', '.join(spec.choices)}")
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                raise CatalogError(f"{where} holds an item of type {type(item).__name__}")
+
+
+def _check_source(kind: str, entry_id: str, text: Any, what: str) -> None:
+    if not isinstance(text, str) or len(text.strip()) < 8:
+        raise CatalogError(f"{kind} {entry_id!r}: {what} must name where the number comes from")
+
+
+def validate_entry(kind: str, entry_id: str, raw: dict, schema: tuple[Field, ...]) -> dict:
+    """Check one raw entry against ``schema``; return it with defaults filled in."""
+    if not ID_PATTERN.match(entry_id):
+        raise CatalogError(f"{kind} id {entry_id!r} must be lower-case letters, digits, '.' and '-'")
+    specs = {spec.name: spec for spec in schema}
+    unknown = sorted(set(raw) - set(specs))
+    if unknown:
+        hint = ""
+        if any(isinstance(raw[key], dict) for key in unknown):
+            hint = ' (an id with a dot must be quoted: ["qwen2.5-7b"], else TOML splits it into nested tables)'
+        raise CatalogError(f"{kind} {entry_id!r}: unknown key(s) {', '.join(unknown)}{hint}")
+    for spec in schema:
+        if spec.name not in raw:
+            if spec.required:
+                raise CatalogError(f"{kind} {entry_id!r}: missing required key {spec.name}")
+            continue
+        _check_value(kind, entry_id, spec, raw[spec.name])
+    if "source" in specs:
+        _check_source(kind, entry_id, raw.get("source"), "source")
+    sources = raw.get("sources", {})
+    for key, text in sources.items():
+        if key not in specs:
+            raise CatalogError(f"{kind} {entry_id!r}: sources names unknown field {key!r}")
+        _check_source(kind, entry_id, text, f"sources.{key}")
+    return dict(raw)
+
+
+def read_toml_tables(folder: Path, kind: str) -> dict[str, tuple[dict, str]]:
+    """All top-level tables of ``folder/*.toml``, sorted by file name: id -> (table, file name)."""
+    entries: dict[str, tuple[dict, str]] = {}
+    files = sorted(folder.glob("*.toml"))
+    if not files:
+        raise CatalogError(f"no {kind} catalog files in {folder}")
+    for path in files:
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogError(f"{path.name}: {exc}") from exc
+        for entry_id, table in document.items():
+            if not isinstance(table, dict):
+                raise CatalogError(f"{path.name}: top-level key {entry_id!r} must be a table (one entry)")
+            if entry_id in entries:
+                raise CatalogError(f"duplicate {kind} id {entry_id!r} in {path.name} and {entries[entry_id][1]}")
+            entries[entry_id] = (table, path.name)
+    return entries
+
+
+def normalise_name(text: str) -> str:
+    """The form names are compared in: lower case, only letters and digits, single spaces.
+
+    ``"NVIDIA GeForce RTX-4090 24GB"`` -> ``"nvidia geforce rtx 4090 24gb"``.
+    """
+    return " ".join(re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", text.lower()))
+
+
+@dataclass
+class AliasIndex:
+    """Names (ids, display names, aliases) of one catalog -> entry id, with duplicates refused."""
+
+    kind: str
+    names: dict[str, str] = field(default_factory=dict)
+
+    def add(self, name: str, entry_id: str) -> None:
+        key = normalise_name(name)
+        if not key:
+            raise CatalogError(f"{self.kind} {entry_id!r}: empty alias {name!r}")
+        owner = self.names.get(key)
+        if owner is not None and owner != entry_id:
+            raise CatalogError(f"{self.kind} alias {name!r} names both {owner!r} and {entry_id!r}")
+        self.names[key] = entry_id
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@cache
+def data_file(*parts: str) -> Path:
+    path = DATA_DIR.joinpath(*parts)
+    if not path.exists():
+        raise CatalogError(f"missing data file {path.relative_to(DATA_DIR.parent)}")
+    return path

@@ -1,0 +1,200 @@
+"""The hardware catalog: schema, loader and the :class:`Device` record the physics uses.
+
+Entries live in ``data/hardware/*.toml`` (schema documented in ``data/README.md``). Systems sold
+with several memory sizes (Macs, CPU platforms) are written once with ``memory_options_gib`` and
+expanded into one variant per size, id ``<id>-<size>gb``, so ``"Apple M3 Max 64GB"`` names a
+concrete machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from .catalog import DATA_DIR, GIB, AliasIndex, CatalogError, Field, read_toml_tables, validate_entry
+
+VENDORS = ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other")
+KINDS = ("gpu", "soc", "cpu")
+FORM_FACTORS = ("desktop", "laptop", "workstation", "datacenter", "mini-pc", "sbc", "embedded", "server")
+BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
+
+SCHEMA = (
+    Field("name", str, required=True),
+    Field("vendor", str, required=True, choices=VENDORS),
+    Field("family", str, required=True),
+    Field("kind", str, required=True, choices=KINDS),
+    Field("form_factor", str, required=True, choices=FORM_FACTORS),
+    Field("status", str, choices=("released", "announced")),
+    Field("memory_gib", float, lo=0.5, hi=4096),
+    Field("memory_options_gib", list),
+    Field("memory_type", str),
+    Field("bandwidth_gbs", float, required=True, lo=1, hi=20000),
+    Field("memory_bus_bits", int, lo=16, hi=16384),
+    Field("memory_channels", int, lo=1, hi=24),
+    Field("memory_data_rate_mts", float, lo=400, hi=40000),
+    Field("cpu_bandwidth_gbs", float, lo=1, hi=2000),
+    Field("fp16_tflops", float, required=True, lo=0.005, hi=20000),
+    Field("fp16_acc16_tflops", float, lo=0.005, hi=20000),
+    Field("int8_tops", float, lo=0.005, hi=40000),
+    Field("fp8_tflops", float, lo=0.005, hi=40000),
+    Field("fp4_tflops", float, lo=0.005, hi=80000),
+    Field("fp32_tflops", float, lo=0.005, hi=2000),
+    Field("backend", str, required=True, choices=BACKENDS),
+    Field("engine", str, required=True),
+    Field("gpu_cores", int, lo=1, hi=100000),
+    Field("cpu_cores", int, lo=1, hi=1024),
+    Field("cpu_threads", int, lo=1, hi=2048),
+    Field("pcie_gen", int, lo=1, hi=7),
+    Field("pcie_lanes", int, lo=1, hi=32),
+    Field("nvlink_gbs", float, lo=1, hi=10000),
+    Field("tdp_w", float, lo=1, hi=5000),
+    Field("launch_price_usd", float, lo=10, hi=1_000_000),
+    Field("launch_year", int, lo=2010, hi=2027),
+    Field("aliases", list, required=True),
+    Field("source", str, required=True),
+    Field("sources", dict),
+    Field("notes", str),
+)
+
+#: PCIe bandwidth per lane and direction, GB/s, by generation (after 128b/130b encoding; PCI-SIG
+#: specifications: 8, 16, 32, 64 GT/s for gen 3..6; gen 1-2 use 8b/10b at 2.5 and 5 GT/s).
+PCIE_GBS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+
+
+@dataclass(frozen=True)
+class Device:
+    """One concrete device (a memory variant is its own device)."""
+
+    id: str
+    name: str
+    vendor: str
+    family: str
+    kind: str
+    form_factor: str
+    status: str
+    memory_gib: float
+    bandwidth_gbs: float
+    fp16_tflops: float
+    backend: str
+    engine: str
+    aliases: tuple[str, ...]
+    source: str
+    sources: dict
+    memory_type: str = ""
+    fp16_acc16_tflops: float | None = None
+    int8_tops: float | None = None
+    fp8_tflops: float | None = None
+    fp4_tflops: float | None = None
+    fp32_tflops: float | None = None
+    cpu_bandwidth_gbs: float | None = None
+    memory_bus_bits: int | None = None
+    memory_channels: int | None = None
+    memory_data_rate_mts: float | None = None
+    gpu_cores: int | None = None
+    cpu_cores: int | None = None
+    cpu_threads: int | None = None
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    nvlink_gbs: float | None = None
+    tdp_w: float | None = None
+    launch_price_usd: float | None = None
+    launch_year: int | None = None
+    notes: str = ""
+    base_id: str = ""
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_gib * GIB
+
+    @property
+    def unified_memory(self) -> bool:
+        """CPU and GPU share one pool (Apple, Strix Halo, DGX Spark, Jetson; CPU-only systems)."""
+        return self.kind in ("soc", "cpu")
+
+    @property
+    def pcie_gbs(self) -> float | None:
+        """Host link bandwidth per direction, GB/s, when the card's PCIe link is known."""
+        if self.pcie_gen is None:
+            return None
+        return PCIE_GBS_PER_LANE[self.pcie_gen] * (self.pcie_lanes or 16)
+
+    def summary(self) -> dict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "bandwidth_gbs": self.bandwidth_gbs,
+            "memory_gb": round(self.memory_bytes / 1e9, 3),
+            "memory_gib": self.memory_gib,
+        }
+
+
+def _check_bandwidth_arithmetic(entry_id: str, raw: dict) -> None:
+    """Where the bus and data rate are given, the stated bandwidth must follow from them."""
+    rate = raw.get("memory_data_rate_mts")
+    if rate is None:
+        return
+    if "memory_bus_bits" in raw:
+        derived = raw["memory_bus_bits"] / 8 * rate / 1000
+    elif "memory_channels" in raw:
+        derived = raw["memory_channels"] * 8 * rate / 1000
+    else:
+        return
+    stated = raw["bandwidth_gbs"]
+    if abs(derived - stated) / stated > 0.03:
+        raise CatalogError(
+            f"hardware {entry_id!r}: bandwidth_gbs {stated} disagrees with bus x data rate = {derived:.1f} GB/s"
+        )
+
+
+def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
+    """One (id, entry) per memory size."""
+    has_single = "memory_gib" in raw
+    options = raw.get("memory_options_gib")
+    if has_single == (options is not None):
+        raise CatalogError(f"hardware {entry_id!r}: give exactly one of memory_gib and memory_options_gib")
+    if options is None:
+        return [(entry_id, raw)]
+    if not options or any(isinstance(o, bool) or not isinstance(o, (int, float)) or not 0.5 <= o <= 4096 for o in options):
+        raise CatalogError(f"hardware {entry_id!r}: memory_options_gib must list sizes in GiB")
+    if len(set(options)) != len(options) or list(options) != sorted(options):
+        raise CatalogError(f"hardware {entry_id!r}: memory_options_gib must be sorted and distinct")
+    out = []
+    for size in options:
+        label = f"{size:g}"
+        variant = {k: v for k, v in raw.items() if k != "memory_options_gib"}
+        variant["memory_gib"] = size
+        variant["name"] = f"{raw['name']} {label}GB"
+        variant["aliases"] = [f"{alias} {label}GB" for alias in raw["aliases"]]
+        out.append((f"{entry_id}-{label}gb", variant))
+    return out
+
+
+@cache
+def load_hardware() -> dict[str, Device]:
+    """Every device of ``data/hardware/*.toml``, memory variants expanded, keyed by id."""
+    devices: dict[str, Device] = {}
+    for entry_id, (raw, _file) in read_toml_tables(DATA_DIR / "hardware", "hardware").items():
+        validate_entry("hardware", entry_id, raw, SCHEMA)
+        _check_bandwidth_arithmetic(entry_id, raw)
+        for variant_id, variant in _variants(entry_id, raw):
+            if variant_id in devices:
+                raise CatalogError(f"duplicate hardware id {variant_id!r}")
+            fields = {k: v for k, v in variant.items() if k not in ("aliases", "sources")}
+            fields.setdefault("status", "released")
+            devices[variant_id] = Device(
+                id=variant_id,
+                aliases=tuple(variant["aliases"]),
+                sources=dict(variant.get("sources", {})),
+                base_id=entry_id,
+                **fields,
+            )
+    return devices
+
+
+@cache
+def hardware_index() -> AliasIndex:
+    index = AliasIndex("hardware")
+    for device in load_hardware().values():
+        for name in (device.id, device.name, *device.aliases):
+            index.add(name, device.id)
+    return index
