@@ -60,7 +60,8 @@ class LayerAttention:
     plus the rope key). ``window``: a sliding window's length (0 = unbounded). ``state_elements``:
     a constant recurrent state that does not grow with context (linear attention, SSM).
     ``flops_per_pair``: FLOPs of one query attending to one key (QK^T and AV, 2 per multiply-add):
-    ``2 * n_heads * (qk_head_dim + v_head_dim)``.
+    ``2 * n_heads * (qk_head_dim + v_head_dim)``. ``query_heads``: attention heads (rows of the
+    score matrix per token, which llama.cpp materialises without flash attention).
     """
 
     kind: str
@@ -68,6 +69,7 @@ class LayerAttention:
     window: int = 0
     state_elements: int = 0
     flops_per_pair: int = 0
+    query_heads: int = 0
 
     def cached_tokens(self, context: int) -> int:
         """Tokens of a ``context``-token history this layer holds in its cache."""
@@ -78,9 +80,13 @@ class LayerAttention:
         return context
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Architecture:
-    """A model's weights and attention layout, independent of any weight format."""
+    """A model's weights and attention layout, independent of any weight format.
+
+    Compared and hashed by identity (``eq=False``): a catalog model builds its architecture once,
+    and caches keyed on it must not hash a thousand tensors on every look-up.
+    """
 
     model_type: str
     layers: int

@@ -1,7 +1,9 @@
-"""Llama-shaped transformers: Llama 1-3, Mistral, Mixtral, Qwen2/2.5/3 and their MoE variants.
+"""Llama-shaped transformers: Llama 1-3, Mistral, Mixtral, Qwen2/2.5/3 and their MoE variants, Phi-3/4.
 
 GQA attention (q, k, v, o), SwiGLU MLP (gate, up, down) or a routed-expert MLP with optional
-shared experts; Qwen3 adds per-head q/k RMS norms.
+shared experts; Qwen3 adds per-head q/k RMS norms. SmolLM3 and Ministral 3 are Llama-shaped (their
+NoPE layers and RoPE scaling change no weight). Phi-3/Phi-4 store q/k/v and gate/up fused, as
+llama.cpp's ``attn_qkv`` and double-height ``ffn_up`` (src/llama-model.cpp, LLM_ARCH_PHI3).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, conf
 from ..errors import EngineInputError
 
 
-@register("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+@register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3")
 def llama_like(cfg: dict) -> Architecture:
     """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
     model_type = str(cfg.get("model_type", "llama"))
@@ -59,6 +61,7 @@ def llama_like(cfg: dict) -> Architecture:
                 kv_elements_per_token=2 * kv_heads * head_dim,
                 window=sliding,
                 flops_per_pair=2 * heads * (head_dim + head_dim),
+                query_heads=heads,
             )
         )
     tensors.append(Tensor("output_norm", -1, 1, hidden))
@@ -72,6 +75,63 @@ def llama_like(cfg: dict) -> Architecture:
         tied_embeddings=tied,
         n_experts=n_experts,
         experts_per_token=top_k,
+        max_context=max_context,
+        tensors=tuple(tensors),
+        attention=tuple(attention),
+    )
+
+
+@register("phi3")
+def phi3(cfg: dict) -> Architecture:
+    """Phi-3 / Phi-4: fused qkv projection and fused gate+up projection."""
+    layers = config_int(cfg, "num_hidden_layers")
+    hidden = config_int(cfg, "hidden_size")
+    heads = config_int(cfg, "num_attention_heads")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    intermediate = config_int(cfg, "intermediate_size")
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    sliding = config_int(cfg, "sliding_window", default=0)
+    max_context = config_int(cfg, "max_position_embeddings", default=0)
+    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError(
+            "config.json: needs layers, hidden size and a whole number of query heads per KV head", field="config"
+        )
+    # A window no shorter than the context is no window at all.
+    window = sliding if 0 < sliding < max_context else 0
+
+    tensors = [Tensor("token_embd", -1, vocab, hidden)]
+    attention = []
+    for layer in range(layers):
+        tensors += [
+            Tensor("attn_norm", layer, 1, hidden),
+            Tensor("attn_qkv", layer, (heads + 2 * kv_heads) * head_dim, hidden),
+            Tensor("attn_output", layer, hidden, heads * head_dim),
+            Tensor("ffn_norm", layer, 1, hidden),
+            Tensor("ffn_up", layer, 2 * intermediate, hidden),
+            Tensor("ffn_down", layer, hidden, intermediate),
+        ]
+        attention.append(
+            LayerAttention(
+                kind="sliding" if window else "full",
+                kv_elements_per_token=2 * kv_heads * head_dim,
+                window=window,
+                flops_per_pair=2 * heads * (head_dim + head_dim),
+                query_heads=heads,
+            )
+        )
+    tensors.append(Tensor("output_norm", -1, 1, hidden))
+    if not tied:
+        tensors.append(Tensor("output", -1, vocab, hidden))
+    return Architecture(
+        model_type="phi3",
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=0,
+        experts_per_token=0,
         max_context=max_context,
         tensors=tuple(tensors),
         attention=tuple(attention),

@@ -1,0 +1,73 @@
+"""Zhipu / Z.ai GLM-4.5, GLM-4.5-Air, GLM-4.6 and GLM-4.7 (``glm4_moe``).
+
+GQA attention with biased q/k/v projections (``attention_bias``) and, on GLM-4.5/4.6/4.7, per-head
+q/k RMS norms (``use_qk_norm``); the first ``first_k_dense_replace`` blocks have a dense MLP, the
+others ``n_routed_experts`` routed experts (sigmoid routing with a learned bias, top
+``num_experts_per_tok``) plus ``n_shared_experts`` shared ones. ``num_nextn_predict_layers``
+multi-token-prediction blocks follow the main stack and share its embedding and head.
+GLM-4.7-Flash is a different design (MLA, ``glm4_moe_lite``): see deepseek.py.
+Tensor names and shapes follow llama.cpp (src/llama-arch.cpp LLM_ARCH_GLM4_MOE,
+src/models/glm4-moe.cpp).
+"""
+
+from __future__ import annotations
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, register
+from ..errors import EngineInputError
+from .deepseek import DeepSeekMoE, as_mtp, model_tensors, nextn_tensors
+
+
+def biased_attention(layer: int, hidden: int, heads: int, kv_heads: int, head_dim: int, *, bias: bool, qk_norm: bool) -> list[Tensor]:
+    tensors = attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=qk_norm)
+    if bias:
+        tensors += [
+            Tensor("attn_q.bias", layer, 1, heads * head_dim),
+            Tensor("attn_k.bias", layer, 1, kv_heads * head_dim),
+            Tensor("attn_v.bias", layer, 1, kv_heads * head_dim),
+        ]
+    return tensors
+
+
+@register("glm4_moe")
+def glm4_moe(cfg: dict) -> Architecture:
+    layers = config_int(cfg, "num_hidden_layers")
+    hidden = config_int(cfg, "hidden_size")
+    heads = config_int(cfg, "num_attention_heads")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    if heads == 0 or kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError("config.json: num_attention_heads must be a multiple of num_key_value_heads", field="config")
+    # Glm4MoeConfig routes with noaux_tc, always with the correction bias.
+    moe = DeepSeekMoE.from_config({**cfg, "topk_method": "noaux_tc"}, layers)
+    bias = bool(cfg.get("attention_bias", False))
+    qk_norm = bool(cfg.get("use_qk_norm", False))
+
+    def block(layer: int) -> list[Tensor]:
+        return biased_attention(layer, hidden, heads, kv_heads, head_dim, bias=bias, qk_norm=qk_norm) + moe.tensors(layer, hidden)
+
+    head, tail = model_tensors(vocab, hidden, tied)
+    tensors = list(head)
+    for layer in range(layers):
+        tensors += block(layer)
+    for layer in range(layers, layers + config_int(cfg, "num_nextn_predict_layers", default=0)):
+        tensors += as_mtp(block(layer)) + nextn_tensors(layer, hidden, vocab, own_embeddings=False)
+    full = LayerAttention(
+        kind="full",
+        kv_elements_per_token=2 * kv_heads * head_dim,
+        flops_per_pair=2 * heads * (head_dim + head_dim),
+        query_heads=heads,
+    )
+    return Architecture(
+        model_type="glm4_moe",
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=moe.n_experts,
+        experts_per_token=moe.top_k,
+        max_context=config_int(cfg, "max_position_embeddings", default=0),
+        tensors=tuple(tensors + tail),
+        attention=(full,) * layers,
+    )

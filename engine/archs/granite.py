@@ -1,0 +1,48 @@
+"""IBM Granite 3.x (``granite``): a Llama-shaped transformer with scalar multipliers.
+
+``embedding_multiplier``, ``attention_multiplier``, ``residual_multiplier`` and ``logits_scaling``
+rescale activations and change no weight, so the tensors are Llama's (GQA attention, SwiGLU MLP;
+the 8B ties its output head to the embedding). Tensor names follow llama.cpp
+(src/llama-arch.cpp LLM_ARCH_GRANITE, src/models/granite.cpp).
+"""
+
+from __future__ import annotations
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
+from ..errors import EngineInputError
+
+
+@register("granite")
+def granite(cfg: dict) -> Architecture:
+    layers = config_int(cfg, "num_hidden_layers")
+    hidden = config_int(cfg, "hidden_size")
+    heads = config_int(cfg, "num_attention_heads")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    intermediate = config_int(cfg, "intermediate_size")
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    if heads == 0 or kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError("config.json: num_attention_heads must be a multiple of num_key_value_heads", field="config")
+
+    tensors = [Tensor("token_embd", -1, vocab, hidden)]
+    for layer in range(layers):
+        tensors += attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=False)
+        tensors.append(Tensor("ffn_norm", layer, 1, hidden))
+        tensors += mlp_tensors(layer, hidden, intermediate)
+    tensors.append(Tensor("output_norm", -1, 1, hidden))
+    if not tied:
+        tensors.append(Tensor("output", -1, vocab, hidden))
+    full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_heads * head_dim, flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
+    return Architecture(
+        model_type="granite",
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=0,
+        experts_per_token=0,
+        max_context=config_int(cfg, "max_position_embeddings", default=0),
+        tensors=tuple(tensors),
+        attention=(full,) * layers,
+    )

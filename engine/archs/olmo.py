@@ -1,0 +1,57 @@
+"""AI2 OLMo 2 (``olmo2``): a Llama-shaped transformer with norms after, not before, each sublayer.
+
+Each block normalises the outputs of attention and of the SwiGLU MLP (``post_attention_norm``,
+``post_ffw_norm``) and applies RMS norms to the whole query and key projections (one vector of
+``num_attention_heads * head_dim`` and one of ``num_key_value_heads * head_dim``, not per head).
+Tensor names and shapes follow llama.cpp (src/llama-arch.cpp LLM_ARCH_OLMO2, src/models/olmo2.cpp).
+"""
+
+from __future__ import annotations
+
+from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..errors import EngineInputError
+
+
+@register("olmo2")
+def olmo2(cfg: dict) -> Architecture:
+    layers = config_int(cfg, "num_hidden_layers")
+    hidden = config_int(cfg, "hidden_size")
+    heads = config_int(cfg, "num_attention_heads")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    intermediate = config_int(cfg, "intermediate_size")
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    if heads == 0 or kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError("config.json: num_attention_heads must be a multiple of num_key_value_heads", field="config")
+    q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
+
+    tensors = [Tensor("token_embd", -1, vocab, hidden)]
+    for layer in range(layers):
+        tensors += [
+            Tensor("attn_q", layer, q_dim, hidden),
+            Tensor("attn_k", layer, kv_dim, hidden),
+            Tensor("attn_v", layer, kv_dim, hidden),
+            Tensor("attn_output", layer, hidden, q_dim),
+            Tensor("attn_q_norm", layer, 1, q_dim),
+            Tensor("attn_k_norm", layer, 1, kv_dim),
+            Tensor("post_attention_norm", layer, 1, hidden),
+            *mlp_tensors(layer, hidden, intermediate),
+            Tensor("post_ffw_norm", layer, 1, hidden),
+        ]
+    tensors.append(Tensor("output_norm", -1, 1, hidden))
+    if not tied:
+        tensors.append(Tensor("output", -1, vocab, hidden))
+    full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_dim, flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
+    return Architecture(
+        model_type="olmo2",
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=0,
+        experts_per_token=0,
+        max_context=config_int(cfg, "max_position_embeddings", default=0),
+        tensors=tuple(tensors),
+        attention=(full,) * layers,
+    )
