@@ -1,0 +1,212 @@
+"""Build the static site into a fresh ``dist/`` (and optionally serve it).
+
+    python3 build.py                 build into dist/
+    python3 build.py --out DIR       build into DIR (tests build into a temporary folder)
+    python3 build.py --serve         build, then serve on http://localhost:8000
+
+The recipe, one small function per step (see main()):
+validate the catalogs, copy the Pyodide runtime out of node_modules, bundle the engine with its
+data, compute the default view's estimate with CPython, render the page with jinja2, copy the
+page's scripts and styles. Everything is deterministic: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import http.server
+import json
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import jinja2
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data"
+ENGINE = ROOT / "engine"
+SITE = ROOT / "site"
+NODE_MODULES = ROOT / "node_modules"
+DEFAULT_OUT = ROOT / "dist"
+
+#: The four files of the Pyodide npm package a site needs, plus its lock file (pyodide-facts.md).
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+#: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read them).
+BUNDLE_EXCLUDE = ("calibration/measurements.csv",)
+#: Fixed timestamp for archive members, so the bundle's bytes depend only on its contents.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+JSON_COMPACT = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False}
+
+sys.path.insert(0, str(ROOT))
+
+
+def pyodide_version() -> str:
+    """The pinned version, read from the installed npm package (package.json pins it)."""
+    package = NODE_MODULES / "pyodide" / "package.json"
+    if not package.exists():
+        sys.exit("node_modules/pyodide is missing: run `npm ci` first")
+    return json.loads(package.read_text())["version"]
+
+
+def fresh_output_dir(out: Path) -> None:
+    """Build from scratch: never mix files of two builds."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+
+
+def validate_catalogs() -> dict:
+    """Load every catalog through the engine's strict loaders (a bad entry stops the build)."""
+    from engine.listing import list_catalog
+
+    return {kind: list_catalog(kind) for kind in ("hardware", "models", "quants", "engines")}
+
+
+def copy_pyodide_runtime(out: Path, version: str) -> str:
+    """Copy the runtime to a versioned folder, so an upgrade never mixes with cached old files."""
+    target = out / "pyodide" / version
+    target.mkdir(parents=True)
+    for name in PYODIDE_FILES:
+        shutil.copyfile(NODE_MODULES / "pyodide" / name, target / name)
+    return f"pyodide/{version}/"
+
+
+def bundle_files() -> list[tuple[Path, str]]:
+    """(file, name in archive) for the engine package and its data, sorted."""
+    files = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        files.append((path, path.relative_to(ROOT).as_posix()))
+    for path in sorted(DATA.rglob("*")):
+        relative = path.relative_to(DATA).as_posix()
+        if path.is_file() and relative not in BUNDLE_EXCLUDE:
+            files.append((path, path.relative_to(ROOT).as_posix()))
+    return files
+
+
+def bundle_engine(out: Path) -> tuple[str, str]:
+    """Zip engine/ and data/ (the repository's layout) into a content-addressed archive.
+
+    Returns (file name, subresource-integrity string) for the worker's fetch.
+    """
+    temporary = out / "engine.zip"
+    with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for path, name in bundle_files():
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+    payload = temporary.read_bytes()
+    digest = hashlib.sha256(payload).digest()
+    name = f"engine-{digest.hex()[:12]}.zip"
+    temporary.rename(out / name)
+    return name, "sha256-" + base64.b64encode(digest).decode()
+
+
+def load_answers() -> dict:
+    """The canned answers with their token strings (data/answers/tokens.json)."""
+    return json.loads((DATA / "answers" / "tokens.json").read_text(encoding="utf-8"))
+
+
+def initial_view() -> dict:
+    """The default view's estimate, computed now with CPython, so the first numbers are in the
+    page before Pyodide has booted (the worker computes the same thing later)."""
+    from engine.view import DEFAULT_VIEW, estimate_view
+
+    return {"view": DEFAULT_VIEW, **estimate_view(DEFAULT_VIEW)}
+
+
+def view_fields() -> dict:
+    """The page's URL-state schema, from the engine (one definition for both sides)."""
+    from engine.view import VIEW_FIELDS
+
+    return VIEW_FIELDS
+
+
+def render_page(out: Path, context: dict) -> None:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(SITE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    html = environment.get_template("index.html.j2").render(**context)
+    (out / "index.html").write_text(html, encoding="utf-8")
+
+
+def copy_static(out: Path) -> None:
+    """The page's scripts and styles, as they are (no bundler: native ES modules)."""
+    for folder in ("js", "css"):
+        shutil.copytree(SITE / folder, out / folder)
+    shutil.copyfile(SITE / "favicon.svg", out / "favicon.svg")
+
+
+def json_for_script(value) -> str:
+    """JSON safe inside <script type="application/json">: no "</" can close the element."""
+    return json.dumps(value, **JSON_COMPACT).replace("</", "<\\/")
+
+
+def build(out: Path) -> Path:
+    version = pyodide_version()
+    fresh_output_dir(out)
+    catalogs = validate_catalogs()
+    index_url = copy_pyodide_runtime(out, version)
+    bundle_name, bundle_integrity = bundle_engine(out)
+    view = initial_view()
+    answers = load_answers()
+    boot = {"indexURL": index_url, "bundleURL": bundle_name, "bundleIntegrity": bundle_integrity}
+    render_page(
+        out,
+        {
+            "boot_json": json_for_script(boot),
+            "catalog_json": json_for_script(catalogs),
+            "answers_json": json_for_script(answers),
+            "initial_json": json_for_script(view),
+            "view_fields_json": json_for_script(view_fields()),
+            "pyodide_version": version,
+        },
+    )
+    copy_static(out)
+    return out
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with the right types for ES modules and WebAssembly."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".wasm": "application/wasm",
+        ".json": "application/json",
+        ".svg": "image/svg+xml",
+    }
+
+
+def serve(out: Path, port: int) -> None:
+    handler = functools.partial(QuietHandler, directory=str(out))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        print(f"serving {out} at http://localhost:{port}/ (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: dist/)")
+    parser.add_argument("--serve", action="store_true", help="serve the built site after building")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    out = build(args.out.resolve())
+    print(f"built {out}")
+    if args.serve:
+        serve(out, args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""The engine's one entry point, :func:`estimate`: a request dict in, a result dict out.
+
+Everything here is plain data (numbers, strings, lists, dicts), so the same call serves the CLI,
+the tests and the page's Web Worker (through :func:`handle`, JSON in and out).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .catalog import GB
+from .decode import ceiling_tps, run_mean_step, step_at
+from .errors import EngineInputError
+from .memory import MemoryNeed
+from .prefill import prefill_time
+from .stream import stream_schedule
+from .system import System, build_system
+
+
+def _memory(system: System) -> tuple[MemoryNeed, str, dict]:
+    need = MemoryNeed(system.weight_bytes, system.kv_bytes, system.compute_bytes, system.runtime_bytes)
+    placement = system.placement
+    gpu_need = system.gpu_need(placement)
+    host_need = placement.host_bytes + system.kv_bytes * (1 - placement.gpu_layer_fraction)
+    if gpu_need > system.usable_bytes:
+        verdict = "no"
+    elif placement.offloaded:
+        verdict = "offload" if host_need <= system.host_usable_bytes else "no"
+    else:
+        verdict = "fits"
+    report = {
+        "weights_gb": need.weights / GB,
+        "kv_gb": need.kv / GB,
+        "compute_buffer_gb": need.compute / GB,
+        "runtime_gb": need.runtime / GB,
+        "overhead_gb": need.overhead / GB,
+        "total_gb": need.total / GB,
+        "usable_gb": system.usable_bytes / GB,
+        "device_memory_gb": system.device.memory_bytes * system.gpus / GB,
+        "gpu_weights_gb": placement.gpu_bytes / GB,
+        "host_weights_gb": placement.host_bytes / GB,
+        "host_usable_gb": system.host_usable_bytes / GB,
+        "gpu_layer_fraction": placement.gpu_layer_fraction,
+        "experts_on_host": placement.experts_on_host,
+    }
+    return need, verdict, report
+
+
+def _tier(system: System) -> str:
+    return "calibrated" if system.params.own_fit else "projected"
+
+
+def estimate(request: dict) -> dict:
+    """Predict decode and prefill speed, TTFT and memory fit for one set-up.
+
+    Raises :class:`EngineInputError` for input it cannot use. Every number returned is finite.
+    """
+    system = build_system(request)
+    o = system.options
+    _need, verdict, memory = _memory(system)
+
+    cached = o.prefix_cached
+    prefill = prefill_time(system, o.prompt_tokens - cached, o.depth + cached, o.batch)
+    prompt_context = o.depth + o.prompt_tokens
+    first_step = step_at(system, prompt_context, o.batch)
+    ttft_s = prefill.total_s + first_step.total_s
+
+    run_start = prompt_context + o.reasoning_tokens
+    mean_step = run_mean_step(system, run_start, o.gen_tokens, o.batch)
+    decode = 1.0 / mean_step.total_s
+    empty_step = step_at(system, 0, 1)
+    prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
+    params = system.params
+    result = {
+        "decode_tps": decode,
+        "decode_tps_low": decode * params.ratio_p10,
+        "decode_tps_high": decode * params.ratio_p90,
+        "decode_ceiling_tps": ceiling_tps(system),
+        "aggregate_tps": decode * o.batch,
+        "prefill_tps": prefill_tps,
+        "ttft_s": ttft_s,
+        "fit": verdict,
+        "memory": memory,
+        "tier": _tier(system),
+        "hardware": system.device.summary() | {"gpus": system.gpus},
+        "model": {
+            "id": system.model.id,
+            "name": system.model.name,
+            "params_b": system.model.params_b,
+            "active_params_b": system.model.active_params_b,
+            "layers": system.arch.layers,
+        },
+        "quant": system.quant.name,
+        "engine": system.engine.name,
+        "backend": system.backend,
+        "flash_attn": system.flash_attn,
+        "calibration": params.key,
+        "breakdown": {
+            "bandwidth_gbs": system.device.bandwidth_gbs,
+            "eta_bw": params.params.eta_bw,
+            "weights_read_gb": mean_step.weight_bytes / GB,
+            "kv_read_gb": mean_step.kv_bytes / GB,
+            "weights_s": mean_step.weights_s,
+            "kv_s": mean_step.kv_s,
+            "compute_s": mean_step.compute_s,
+            "fixed_s": mean_step.fixed_s,
+            "host_s": mean_step.host_s,
+            "sync_s": mean_step.sync_s,
+            "step_s": mean_step.total_s,
+            "memory_bound": mean_step.memory_bound,
+            "empty_context_tps": 1.0 / empty_step.total_s,
+            "prefill_s": prefill.total_s,
+            "prefill_compute_s": prefill.compute_s,
+            "prefill_memory_s": prefill.memory_s,
+            "prefill_transfer_s": prefill.transfer_s,
+            "prefill_flops": prefill.matmul_flops + prefill.attention_flops,
+            "first_step_s": first_step.total_s,
+        },
+    }
+    if o.schedule:
+        result["schedule"] = stream_schedule(system, ttft_s)
+    _check_finite(result)
+    return result
+
+
+def _check_finite(value, path: str = "result") -> None:
+    """Guard: a NaN or infinity must never leave the engine (it would show as "NaN" on a page)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise EngineInputError(f"the estimate is not finite at {path}; the inputs are outside what the model covers")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:4]):
+            _check_finite(item, f"{path}[{index}]")
+
+
+def handle(message_json: str) -> str:
+    """The worker's boundary: ``{"fn": name, "args": {...}}`` in, ``{"ok": ..., ...}`` out (JSON).
+
+    Never raises: input errors come back as ``{"ok": false, "error": {...}}`` so the page can
+    show them; anything else as an internal error with its message.
+    """
+    from .listing import list_catalog
+    from .view import estimate_view
+
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view}
+    try:
+        message = json.loads(message_json)
+        fn = functions.get(message.get("fn")) if isinstance(message, dict) else None
+        if fn is None:
+            raise EngineInputError(f"unknown function; expected one of {', '.join(functions)}")
+        args = message.get("args", {})
+        if fn is list_catalog:
+            result = fn(args.get("kind") if isinstance(args, dict) else args)
+        else:
+            result = fn(args)
+        return json.dumps({"ok": True, "result": result}, allow_nan=False)
+    except EngineInputError as exc:
+        return json.dumps({"ok": False, "error": exc.as_dict()})
+    except Exception as exc:  # noqa: BLE001 - the page must get a message, not a dead worker
+        return json.dumps({"ok": False, "error": {"message": f"internal error: {type(exc).__name__}: {exc}", "field": None}})

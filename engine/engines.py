@@ -1,0 +1,76 @@
+"""The inference-engine catalog (``data/engines.toml``): which backends and weight formats each
+engine runs, and which engine's kernels it borrows when it has no calibration of its own."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, validate_entry
+from .hardware import BACKENDS
+
+SCHEMA = (
+    Field("name", str, required=True),
+    Field("base", str),
+    Field("backends", list, required=True),
+    Field("formats", list, required=True),
+    Field("flash_attn_default", bool, required=True),
+    Field("aliases", list, required=True),
+    Field("source", str, required=True),
+    Field("sources", dict),
+    Field("notes", str),
+)
+
+
+@dataclass(frozen=True)
+class Engine:
+    id: str
+    name: str
+    backends: tuple[str, ...]
+    formats: tuple[str, ...]
+    flash_attn_default: bool
+    aliases: tuple[str, ...]
+    source: str
+    base: str = ""
+    notes: str = ""
+
+    def lineage(self) -> tuple[str, ...]:
+        """This engine's id, then its base's, and so on: where to look for calibration."""
+        chain = [self.id]
+        engines = load_engines()
+        while engines[chain[-1]].base:
+            chain.append(engines[chain[-1]].base)
+        return tuple(chain)
+
+
+@cache
+def load_engines() -> dict[str, Engine]:
+    document = tomllib.loads((DATA_DIR / "engines.toml").read_text(encoding="utf-8"))
+    engines = {}
+    for engine_id in sorted(document):
+        raw = validate_entry("engine", engine_id, document[engine_id], SCHEMA)
+        unknown = sorted(set(raw["backends"]) - set(BACKENDS))
+        if unknown:
+            raise CatalogError(f"engine {engine_id!r}: unknown backend(s) {', '.join(unknown)}")
+        fields = {k: v for k, v in raw.items() if k not in ("sources", "backends", "formats", "aliases")}
+        engines[engine_id] = Engine(
+            id=engine_id,
+            backends=tuple(raw["backends"]),
+            formats=tuple(raw["formats"]),
+            aliases=tuple(raw["aliases"]),
+            **fields,
+        )
+    for engine in engines.values():
+        if engine.base and engine.base not in engines:
+            raise CatalogError(f"engine {engine.id!r}: base {engine.base!r} is not an engine")
+    return engines
+
+
+@cache
+def engine_index() -> AliasIndex:
+    index = AliasIndex("engine")
+    for engine in load_engines().values():
+        for name in (engine.id, engine.name, *engine.aliases):
+            index.add(name, engine.id)
+    return index

@@ -1,0 +1,67 @@
+"""The KV cache: bytes held and bytes read per token, as the context grows.
+
+Per token of context, each attention layer caches ``kv_elements_per_token`` elements (K and V of
+every KV head: GQA models use ``num_key_value_heads``, never the query heads); sliding-window
+layers hold at most ``window`` tokens; MLA layers hold a compressed latent; linear-attention and
+SSM layers hold a constant state instead (kept in f32, 4 bytes per element, as llama.cpp does).
+KV quantisation (``-ctk q8_0 -ctv q8_0``) changes the bytes per element.
+"""
+
+from __future__ import annotations
+
+from .arch import Architecture, LayerAttention
+
+#: Recurrent states (linear attention, SSM) are kept in f32 by llama.cpp (llama-memory-recurrent).
+STATE_BYTES_PER_ELEMENT = 4.0
+
+
+def cached_tokens_mean(layer: LayerAttention, start: int, count: int) -> float:
+    """Mean tokens held by ``layer`` over contexts start, start+1, ..., start+count-1 (exact)."""
+    if layer.kind in ("linear", "ssm", "none") or count <= 0:
+        return 0.0
+    end = start + count - 1
+    if layer.kind != "sliding" or not layer.window or end <= layer.window:
+        return (start + end) / 2
+    window = layer.window
+    if start >= window:
+        return float(window)
+    # Contexts start..window grow linearly, window+1..end are capped.
+    growing = window - start + 1
+    return ((start + window) / 2 * growing + window * (count - growing)) / count
+
+
+def kv_elements(arch: Architecture, context: float) -> float:
+    """KV-cache elements held for a ``context``-token history (all layers)."""
+    return sum(layer.cached_tokens(int(context)) * layer.kv_elements_per_token for layer in arch.attention)
+
+
+def kv_elements_mean(arch: Architecture, start: int, count: int) -> float:
+    """Mean KV-cache elements read per step while generating ``count`` tokens after ``start``."""
+    return sum(cached_tokens_mean(layer, start, count) * layer.kv_elements_per_token for layer in arch.attention)
+
+
+def state_bytes(arch: Architecture) -> float:
+    """Constant recurrent state of linear-attention / SSM layers, bytes per sequence."""
+    return sum(layer.state_elements for layer in arch.attention) * STATE_BYTES_PER_ELEMENT
+
+
+def attention_pairs(layer: LayerAttention, new_tokens: int, depth: int) -> float:
+    """(query, key) pairs a causal prefill of ``new_tokens`` after ``depth`` cached tokens scores."""
+    if layer.kind in ("linear", "ssm", "none"):
+        return 0.0
+    n, d = new_tokens, depth
+    full = n * d + n * (n + 1) / 2
+    if layer.kind != "sliding" or not layer.window:
+        return full
+    # Token i (0-based) sees min(d + i + 1, window) keys.
+    return n * cached_tokens_mean(layer, d + 1, n)
+
+
+def attention_flops(arch: Architecture, new_tokens: int, depth: int) -> float:
+    """FLOPs of attention scores and weighted sums for a prefill (all layers)."""
+    return sum(layer.flops_per_pair * attention_pairs(layer, new_tokens, depth) for layer in arch.attention)
+
+
+def decode_attention_flops(arch: Architecture, context: float) -> float:
+    """FLOPs of attention for one generated token attending to ``context`` cached tokens."""
+    return sum(layer.flops_per_pair * layer.cached_tokens(int(context)) for layer in arch.attention)

@@ -1,0 +1,107 @@
+"""``python -m engine list hardware|models|quants|engines``: the catalogs as plain data."""
+
+from __future__ import annotations
+
+from .engines import load_engines
+from .errors import EngineInputError
+from .hardware import load_hardware
+from .models import load_models
+from .quant import load_quants
+
+KINDS = ("hardware", "models", "quants", "engines")
+
+
+def _hardware() -> list[dict]:
+    out = []
+    for device in load_hardware().values():
+        out.append(
+            {
+                "id": device.id,
+                "name": device.name,
+                "aliases": list(device.aliases),
+                "vendor": device.vendor,
+                "family": device.family,
+                "kind": device.kind,
+                "form_factor": device.form_factor,
+                "status": device.status,
+                "memory_gib": device.memory_gib,
+                "memory_gb": device.memory_bytes / 1e9,
+                "bandwidth_gbs": device.bandwidth_gbs,
+                "fp16_tflops": device.fp16_tflops,
+                "backend": device.backend,
+                "engine": device.engine,
+                "launch_price_usd": device.launch_price_usd,
+                "launch_year": device.launch_year,
+                "tdp_w": device.tdp_w,
+                "source": device.source,
+                "sources": device.sources,
+                "base_id": device.base_id,
+            }
+        )
+    return out
+
+
+def _models() -> list[dict]:
+    out = []
+    for model in load_models().values():
+        arch = model.arch
+        out.append(
+            {
+                "id": model.id,
+                "name": model.name,
+                "aliases": list(model.aliases),
+                "family": model.family,
+                "org": model.org,
+                "params_b": model.params_b,
+                "active_params_b": model.active_params_b,
+                "layers": arch.layers,
+                "moe": arch.is_moe,
+                "experts": arch.n_experts,
+                "experts_per_token": arch.experts_per_token,
+                "max_context": arch.max_context,
+                "reasoning": model.reasoning,
+                "tokenizer": model.tokenizer,
+                "license": model.license,
+                "release_date": model.release_date,
+                "quants": list(model.quants),
+                "source": model.source,
+                "sources": model.sources,
+            }
+        )
+    return out
+
+
+def _quants() -> list[dict]:
+    return [
+        {
+            "id": quant.id,
+            "name": quant.name,
+            "aliases": list(quant.aliases),
+            "kind": quant.kind,
+            "bits_per_weight": quant.bits_per_weight,
+            "engines": list(quant.engines),
+            "source": quant.source,
+        }
+        for quant in load_quants().values()
+    ]
+
+
+def _engines() -> list[dict]:
+    return [
+        {
+            "id": engine.id,
+            "name": engine.name,
+            "aliases": list(engine.aliases),
+            "backends": list(engine.backends),
+            "formats": list(engine.formats),
+            "source": engine.source,
+        }
+        for engine in load_engines().values()
+    ]
+
+
+def list_catalog(kind: str) -> list[dict]:
+    builders = {"hardware": _hardware, "models": _models, "quants": _quants, "engines": _engines}
+    if kind not in builders:
+        raise EngineInputError(f"list what? one of {', '.join(KINDS)}", field="kind")
+    return builders[kind]()

@@ -1,0 +1,116 @@
+"""The free parameters of the physics, per engine and backend, and where they come from.
+
+``python -m engine calibrate`` fits them on ``data/calibration/measurements.csv`` and writes
+``data/calibration/fit.json``. An engine/backend pair without a fit of its own borrows the fit of
+its base engine on the same backend (Ollama -> llama.cpp), else the priors below; such estimates
+carry the tier ``projected``.
+
+Each parameter is physical, with a unit, and the same for every device of a backend: no
+per-device fudge factors.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
+
+from .catalog import DATA_DIR
+
+
+@dataclass(frozen=True)
+class BackendParams:
+    """Efficiencies and overheads of one engine on one backend."""
+
+    #: Fraction of the peak memory bandwidth that weight streaming realises during decode.
+    eta_bw: float = 0.75
+    #: Fixed cost per decode step (sampling, synchronisation, host round trip), seconds.
+    t_token_s: float = 0.002
+    #: Extra cost per layer per decode step (kernel launches and their gaps), seconds.
+    t_layer_s: float = 0.00003
+    #: KV-cache reads cost this many times their bytes at the weight-streaming rate (attention
+    #: kernels read the cache less efficiently than matrix-vector products read weights).
+    kv_read_factor: float = 1.5
+    #: Fraction of the peak matrix throughput prompt processing realises on big batches.
+    eta_pp: float = 0.4
+    #: Attention FLOPs in prefill cost this many times matmul FLOPs (softmax, masking, lower
+    #: occupancy), with flash attention ...
+    attn_cost_fa: float = 2.0
+    #: ... and without it (the score matrix goes through memory).
+    attn_cost_nofa: float = 4.0
+    #: Fraction of peak compute a decode step (matrix-vector work, dequantisation) realises; only
+    #: matters where compute, not memory, is the bottleneck (CPUs, big batches).
+    eta_decode_compute: float = 0.3
+    #: Fixed cost per prompt-processing micro-batch (graph build, launches), seconds.
+    t_ubatch_s: float = 0.01
+    #: CPU backends: bandwidth one core can pull, GB/s (line-fill buffers limit a core to a
+    #: fraction of the socket's peak; measured single-core bandwidth on Zen 4 / Apple M is ~20-60).
+    core_bw_gbs: float = 25.0
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BackendParams:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in data.items() if k in names})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+#: Priors by backend: starting points of the fit and the values for backends without data.
+#: They encode what is generally known (CUDA realises more of its bandwidth than Vulkan; CPUs
+#: realise little of their peak FLOPS), not fitted numbers.
+PRIORS = {
+    "cuda": BackendParams(eta_bw=0.8, eta_pp=0.35, t_token_s=0.0015),
+    "metal": BackendParams(eta_bw=0.75, eta_pp=0.5, t_token_s=0.003),
+    "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002),
+    "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),
+    "sycl": BackendParams(eta_bw=0.6, eta_pp=0.25, t_token_s=0.003),
+    "cpu": BackendParams(eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, eta_decode_compute=0.4),
+}
+
+
+@dataclass(frozen=True)
+class ResolvedParams:
+    params: BackendParams
+    #: ``engine/backend`` whose fit is used, or ``prior/<backend>``.
+    key: str
+    #: True when the fit belongs to this very engine and backend.
+    own_fit: bool
+    #: Calibration residuals of that key: measured / predicted at the 10th and 90th percentile.
+    ratio_p10: float
+    ratio_p90: float
+
+
+@cache
+def load_fit() -> dict:
+    path = DATA_DIR / "calibration" / "fit.json"
+    if not path.exists():
+        return {"backends": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+#: Spread assumed where no residuals exist: the +-30% peers quote for uncalibrated estimates.
+UNCALIBRATED_SPREAD = (0.7, 1.3)
+
+
+def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "tg") -> ResolvedParams:
+    """The parameters for an engine (with its bases, nearest first) on a backend."""
+    fitted = load_fit().get("backends", {})
+    for position, engine_id in enumerate(engine_lineage):
+        key = f"{engine_id}/{backend}"
+        if key in fitted:
+            entry = fitted[key]
+            spread = entry.get("residuals", {}).get(test, {})
+            return ResolvedParams(
+                params=BackendParams.from_dict(entry["params"]),
+                key=key,
+                own_fit=position == 0,
+                ratio_p10=float(spread.get("ratio_p10", UNCALIBRATED_SPREAD[0])),
+                ratio_p90=float(spread.get("ratio_p90", UNCALIBRATED_SPREAD[1])),
+            )
+    prior = PRIORS.get(backend, BackendParams())
+    return ResolvedParams(prior, f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
+
+
+def with_overrides(params: BackendParams, **overrides: float) -> BackendParams:
+    return replace(params, **overrides)

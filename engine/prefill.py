@@ -1,0 +1,123 @@
+"""Prefill (prompt processing) and time to first token.
+
+The prompt is processed in micro-batches of ``ubatch`` tokens (llama.cpp ``-ub``, 512 by
+default). Each micro-batch is a set of matrix multiplications over all active weights (compute
+bound on big batches) and reads every weight it touches once (the memory bound small prompts hit):
+
+    t = max(compute, memory) + micro-batches * t_ubatch  [+ PCIe copies of offloaded weights]
+    compute = (2 * params per token * tokens + attn_cost * attention FLOPs) / (matmul FLOPS * eta_pp)
+    memory  = micro-batches * (weights touched + KV cache) / (BW * eta_bw)
+
+Attention FLOPs grow with tokens x (depth + tokens/2) per layer (causal); without flash attention
+they cost more (the score matrix goes through memory). Offloaded weights are copied to the GPU
+for every micro-batch over PCIe (llama.cpp offloads big batches' matmuls to the GPU), so PCIe,
+not the CPU, bounds prefill under offload. TTFT = prefill of the uncached part of the prompt + one
+decode step.
+
+As in decode.py, :func:`prefill_features` (set-up only) and :func:`prefill_time_from` (with an
+engine's parameters) are separate so the calibration can evaluate the second part cheaply.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .kvcache import attention_flops, kv_elements
+from .params import BackendParams
+from .roofline import bandwidth_bytes_s, core_share, matmul_flops
+from .system import System
+from .weights import distinct_expert_fraction
+
+#: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
+PCIE_EFFICIENCY = 0.8
+#: A card whose link is not in the catalog: PCIe 4.0 x16, GB/s per direction.
+DEFAULT_PCIE_GBS = 16 * 1.969
+
+
+@dataclass(frozen=True)
+class PrefillFeatures:
+    dense_flops: float
+    attention_flops: float
+    matmul_rate: float  # FLOP/s at peak, summed over cards working in parallel
+    micro_batches: int
+    memory_bytes: float  # weights touched + KV read, over all micro-batches
+    bandwidth: float  # bytes/s at peak
+    transfer_s: float  # PCIe copies of offloaded weights
+    flash_attn: bool
+
+
+@dataclass(frozen=True)
+class PrefillTime:
+    compute_s: float
+    memory_s: float
+    transfer_s: float
+    fixed_s: float
+    matmul_flops: float
+    attention_flops: float
+
+    @property
+    def total_s(self) -> float:
+        return max(self.compute_s, self.memory_s) + self.transfer_s + self.fixed_s
+
+
+def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
+    """Features of processing ``tokens`` new tokens per sequence after ``depth`` cached ones."""
+    arch = system.arch
+    profile = system.profile
+    cards = system.gpus
+    ubatch = system.options.ubatch
+    total_tokens = tokens * sequences
+    micro_batches = max(1, math.ceil(total_tokens / ubatch))
+    tokens_per_ubatch = min(ubatch, total_tokens)
+    head_params = arch.vocab_size * arch.hidden_size
+    # The output head runs only for the last token of each sequence (the one whose logits are
+    # needed); every other weight runs for every token.
+    dense_flops = 2 * max(arch.params_active - head_params, 0) * total_tokens + 2 * head_params * sequences
+    attn_flops = sequences * attention_flops(arch, tokens, depth)
+
+    rate = matmul_flops(system.device, system.quant, system.backend)
+    if system.backend == "cpu":
+        rate *= core_share(system.device, system.cpu_threads)
+    # Several cards work on a prompt in parallel: tensor/row splits divide every matmul, a layer
+    # split pipelines micro-batches through the cards.
+    split = system.options.split
+    parallel = cards if split != "layer" else min(cards, micro_batches)
+
+    fraction = distinct_expert_fraction(arch, tokens_per_ubatch)
+    weights_touched = profile.dense_read + profile.experts_read(fraction)
+    placement = system.placement
+    resident_share = placement.gpu_bytes / max(placement.gpu_bytes + placement.host_bytes, 1.0)
+    kv_read = sequences * kv_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
+    memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
+    bandwidth = bandwidth_bytes_s(system.device, system.backend) * (cards if split != "layer" else 1)
+
+    transfer_s = 0.0
+    if placement.offloaded:
+        pcie = (system.device.pcie_gbs or DEFAULT_PCIE_GBS) * 1e9
+        transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
+    return PrefillFeatures(
+        dense_flops=dense_flops,
+        attention_flops=attn_flops,
+        matmul_rate=rate * parallel,
+        micro_batches=micro_batches,
+        memory_bytes=memory_bytes,
+        bandwidth=bandwidth,
+        transfer_s=transfer_s,
+        flash_attn=system.flash_attn,
+    )
+
+
+def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
+    attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
+    compute_s = (f.dense_flops + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
+    memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw)
+    fixed_s = f.micro_batches * p.t_ubatch_s
+    return PrefillTime(compute_s, memory_s, f.transfer_s, fixed_s, f.dense_flops, f.attention_flops)
+
+
+def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:
+    """Time to process ``tokens`` new tokens per sequence after ``depth`` cached ones."""
+    if tokens <= 0:
+        return PrefillTime(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return prefill_time_from(prefill_features(system, tokens, depth, sequences), system.params.params)

@@ -1,0 +1,55 @@
+"""The stream schedule: when each token of an answer appears, for the page to play.
+
+The first token appears after the TTFT; every later one a decode step later, and each step is a
+little slower than the one before because the KV cache it reads has grown by one token. Hidden
+reasoning tokens are generated first (the "thinking" phase) and count in the cache.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from .decode import step_at
+from .errors import EngineInputError
+
+#: Longest schedule the page asks for (a long document answer is ~2-4k tokens).
+MAX_SCHEDULE_TOKENS = 65_536
+#: Step times are exact at this many contexts and linear in between (they are piecewise linear in
+#: the context: linear per full-attention layer, capped per sliding-window layer).
+SAMPLES = 96
+
+
+def _step_times(system, start: int, count: int) -> list[float]:
+    """Decode step time for contexts start .. start+count-1 (one sequence)."""
+    if count <= SAMPLES:
+        return [step_at(system, start + i, system.options.batch).total_s for i in range(count)]
+    points = sorted({start + round(i * (count - 1) / (SAMPLES - 1)) for i in range(SAMPLES)}
+                    | {layer.window for layer in system.arch.attention if layer.kind == "sliding" and start < layer.window < start + count})
+    values = [step_at(system, c, system.options.batch).total_s for c in points]
+    times = []
+    for i in range(count):
+        c = start + i
+        j = min(bisect_right(points, c), len(points) - 1)
+        lo, hi = points[j - 1], points[j]
+        weight = 0.0 if hi == lo else (c - lo) / (hi - lo)
+        times.append(values[j - 1] + weight * (values[j] - values[j - 1]))
+    return times
+
+
+def stream_schedule(system, ttft_s: float) -> dict:
+    """Arrival time (seconds from the request) of every reasoning and answer token."""
+    o = system.options
+    total = o.reasoning_tokens + o.gen_tokens
+    if total > MAX_SCHEDULE_TOKENS:
+        raise EngineInputError(f"a streamed answer is limited to {MAX_SCHEDULE_TOKENS:,} tokens", field="gen_tokens")
+    start = o.depth + o.prompt_tokens
+    steps = _step_times(system, start + 1, total - 1) if total > 1 else []
+    arrivals = [ttft_s]
+    for step in steps:
+        arrivals.append(arrivals[-1] + step)
+    return {
+        "ttft_s": ttft_s,
+        "reasoning_tokens": o.reasoning_tokens,
+        "answer_tokens": o.gen_tokens,
+        "arrival_s": [round(t, 6) for t in arrivals],
+    }

@@ -1,0 +1,235 @@
+"""A :class:`System`: the device(s), model, weight format and engine of one estimate, resolved
+from a request and checked for consistency, with the weights placed (offload decided)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .arch import Architecture, architecture_from_config
+from .engines import Engine, engine_index, load_engines
+from .errors import EngineInputError
+from .hardware import BACKENDS, Device, hardware_index, load_hardware
+from .memory import (
+    RUNTIME_BYTES,
+    compute_buffer_bytes,
+    host_usable_bytes,
+    kv_cache_bytes,
+    usable_bytes,
+)
+from .models import Model, load_models, model_index
+from .offload import Placement, place_experts_on_host, place_layers
+from .params import ResolvedParams, resolve_params
+from .quant import KV_TYPES, QuantFormat, kv_bytes_per_element, parse_quant
+from .request import Options, parse_options
+from .resolve import resolve
+from .weights import WeightProfile, weight_profile
+
+#: System RAM of a discrete-GPU machine when the request names none: a desktop with dual-channel
+#: DDR5 (the platform most people put a gaming card in).
+DEFAULT_HOST = "AMD Ryzen 9 7950X 64GB"
+
+
+def resolve_device(name: str) -> Device:
+    devices = load_hardware()
+    return devices[resolve(hardware_index(), name, field="hardware", display={k: d.name for k, d in devices.items()})]
+
+
+def resolve_model(name: str) -> Model:
+    models = load_models()
+    return models[resolve(model_index(), name, field="model", display={k: m.name for k, m in models.items()})]
+
+
+def resolve_engine(name: str) -> Engine:
+    engines = load_engines()
+    return engines[resolve(engine_index(), name, field="engine", display={k: e.name for k, e in engines.items()})]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the estimate reports about the model (catalog or custom)."""
+
+    id: str
+    name: str
+    params_b: float
+    active_params_b: float
+    arch: Architecture
+    catalog: Model | None
+
+
+def _model_info(spec) -> ModelInfo:
+    if isinstance(spec, str):
+        model = resolve_model(spec)
+        return ModelInfo(model.id, model.name, model.params_b, model.active_params_b, model.arch, model)
+    if isinstance(spec, dict) and isinstance(spec.get("config"), dict):
+        arch = architecture_from_config(spec["config"])
+        name = spec.get("name") if isinstance(spec.get("name"), str) else "custom model"
+        return ModelInfo("custom", name[:80], arch.params_main / 1e9, arch.params_active / 1e9, arch, None)
+    raise EngineInputError("model must be a catalog name or {'config': <config.json object>}", field="model")
+
+
+@dataclass(frozen=True)
+class System:
+    device: Device
+    gpus: int
+    host: Device | None
+    model: ModelInfo
+    quant: QuantFormat
+    engine: Engine
+    backend: str
+    options: Options
+    flash_attn: bool
+    kv_bytes_per_element: float
+    params: ResolvedParams
+    host_params: ResolvedParams
+
+    @property
+    def arch(self) -> Architecture:
+        return self.model.arch
+
+    @cached_property
+    def profile(self) -> WeightProfile:
+        return weight_profile(self.arch, self.quant)
+
+    @cached_property
+    def cpu_threads(self) -> int:
+        """Threads a cpu backend runs: as asked, else every physical core (llama.cpp's default)."""
+        cores = (self.host if self.device.kind == "gpu" and self.host else self.device).cpu_cores or 8
+        return self.options.threads or cores
+
+    @cached_property
+    def context_tokens(self) -> int:
+        o = self.options
+        return o.depth + o.prompt_tokens + o.reasoning_tokens + o.gen_tokens
+
+    @cached_property
+    def weight_bytes(self) -> float:
+        """Weights in memory: the MTP head only when it drafts (published GGUFs leave it out)."""
+        return self.profile.total + (self.profile.mtp if self.options.mtp else 0.0)
+
+    @cached_property
+    def kv_bytes(self) -> float:
+        return kv_cache_bytes(self.arch, self.context_tokens, self.options.batch, self.kv_bytes_per_element)
+
+    @cached_property
+    def compute_bytes(self) -> float:
+        return compute_buffer_bytes(self.arch, self.context_tokens, self.flash_attn)
+
+    @cached_property
+    def runtime_bytes(self) -> float:
+        return RUNTIME_BYTES[self.backend] * self.gpus
+
+    @cached_property
+    def usable_bytes(self) -> float:
+        """Memory the backend may use across all devices."""
+        return usable_bytes(self.device, self.backend) * self.gpus
+
+    @cached_property
+    def host_usable_bytes(self) -> float:
+        return host_usable_bytes(self.host) if self.host else 0.0
+
+    def gpu_need(self, placement: Placement) -> float:
+        """Accelerator memory a placement needs: its weights, the KV of its blocks, buffers."""
+        return (
+            placement.gpu_bytes
+            + self.kv_bytes * placement.gpu_layer_fraction
+            + self.compute_bytes
+            + self.runtime_bytes
+        )
+
+    @cached_property
+    def placement(self) -> Placement:
+        """Weights on the device(s) or offloaded, as requested or as llama.cpp would fit them."""
+        o = self.options
+        if self.host is None:  # unified memory: nothing to offload to
+            return place_layers(self.profile, 1.0)
+        if o.expert_offload:
+            return place_experts_on_host(self.profile)
+        if o.gpu_layers is not None:
+            return place_layers(self.profile, o.gpu_layers)
+        full = place_layers(self.profile, 1.0)
+        if self.gpu_need(full) <= self.usable_bytes:
+            return full
+        layers = self.arch.layers
+        for on_gpu in range(layers - 1, -1, -1):
+            candidate = place_layers(self.profile, on_gpu / layers)
+            if self.gpu_need(candidate) <= self.usable_bytes:
+                return candidate
+        return place_layers(self.profile, 0.0)
+
+
+def _pick_backend(requested: str | None, device: Device, engine: Engine) -> str:
+    if requested is not None:
+        if not isinstance(requested, str) or requested.lower() not in BACKENDS:
+            raise EngineInputError(f"backend must be one of {', '.join(BACKENDS)}, got {requested!r}", field="backend")
+        backend = requested.lower()
+    elif device.backend in engine.backends:
+        backend = device.backend
+    elif device.kind == "cpu" and "cpu" in engine.backends:
+        backend = "cpu"
+    else:
+        raise EngineInputError(
+            f"{engine.name} does not run on {device.name} (it supports {', '.join(engine.backends)}; "
+            f"the device uses {device.backend})",
+            field="engine",
+        )
+    if backend not in engine.backends:
+        raise EngineInputError(f"{engine.name} has no {backend} backend", field="backend")
+    if device.kind == "cpu" and backend != "cpu":
+        raise EngineInputError(f"{device.name} is a CPU-only system: use the cpu backend", field="backend")
+    if backend == "metal" and device.vendor != "apple":
+        raise EngineInputError("the metal backend exists only on Apple Silicon", field="backend")
+    if backend == "cuda" and device.vendor != "nvidia":
+        raise EngineInputError("the cuda backend needs an NVIDIA device", field="backend")
+    if backend == "rocm" and device.vendor != "amd":
+        raise EngineInputError("the rocm backend needs an AMD device", field="backend")
+    return backend
+
+
+def build_system(request: dict) -> System:
+    """Resolve and cross-check a request (see request.py for its keys)."""
+    options = parse_options(request)
+    hardware = request["hardware"]
+    if not isinstance(hardware, str):
+        raise EngineInputError("hardware must be a catalog name", field="hardware")
+    device = resolve_device(hardware)
+    model = _model_info(request["model"])
+    if not isinstance(request["quant"], str):
+        raise EngineInputError("quant must be a name such as Q4_K_M", field="quant")
+    quant = parse_quant(request["quant"])
+    engine = resolve_engine(request["engine"] if request.get("engine") else device.engine)
+    if request.get("engine") is None and quant.kind not in engine.formats:
+        # The device's usual engine cannot load this format: take the first one that can.
+        engine = next((e for e in load_engines().values() if quant.kind in e.formats and device.backend in e.backends), engine)
+    if quant.kind not in engine.formats:
+        raise EngineInputError(f"{engine.name} cannot load {quant.name} weights ({quant.kind})", field="quant")
+    backend = _pick_backend(request.get("backend"), device, engine)
+    if options.kv_quant not in KV_TYPES:
+        raise EngineInputError(f"kv_quant must be one of {', '.join(KV_TYPES)}, got {options.kv_quant!r}", field="kv_quant")
+    if options.gpus > 1 and device.kind != "gpu":
+        raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
+    host = None
+    if device.kind == "gpu":
+        host = resolve_device(options.host or DEFAULT_HOST)
+        if host.kind == "gpu":
+            raise EngineInputError("host must be a CPU platform (its RAM holds offloaded weights)", field="host")
+    if options.expert_offload and not model.arch.is_moe:
+        raise EngineInputError("expert offload needs a mixture-of-experts model", field="expert_offload")
+    if (options.expert_offload or (options.gpu_layers is not None and options.gpu_layers < 1)) and host is None:
+        raise EngineInputError(f"{device.name} has unified memory: there is nothing to offload to", field="gpu_layers")
+    flash_attn = engine.flash_attn_default if options.flash_attn is None else options.flash_attn
+    lineage = engine.lineage()
+    return System(
+        device=device,
+        gpus=options.gpus,
+        host=host,
+        model=model,
+        quant=quant,
+        engine=engine,
+        backend=backend,
+        options=options,
+        flash_attn=flash_attn,
+        kv_bytes_per_element=kv_bytes_per_element(options.kv_quant),
+        params=resolve_params(lineage, backend),
+        host_params=resolve_params(lineage, "cpu"),
+    )

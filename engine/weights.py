@@ -1,0 +1,97 @@
+"""Bytes of a model's weights in a given format, and which of them one token reads.
+
+Decode reads, per generated token: every attention and dense-MLP weight, the shared experts, the
+routed experts the router picks (top-k of n per MoE layer), the whole output head (vocab x hidden;
+with tied embeddings the head *is* the embedding matrix), and one row of the token embedding.
+Multi-token-prediction layers are stored but not read by plain decoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .arch import Architecture
+from .quant import QuantFormat, tensor_bytes
+
+#: Tensors read one row per token (embedding lookups), not in full.
+LOOKUP_TENSORS = frozenset({"token_embd", "per_layer_token_embd"})
+
+
+@dataclass(frozen=True)
+class WeightProfile:
+    """Where a model's weight bytes sit, for one weight format (all sizes in bytes)."""
+
+    total: float  # every stored byte except MTP layers (published GGUFs leave them out)
+    mtp: float  # multi-token-prediction layers (loaded, and read, only when MTP drafting)
+    dense_read: float  # read in full by every token: attention, dense MLP, shared experts, head, norms
+    lookup_row: float  # one row of each embedding table, read per token
+    experts: float  # all routed experts of all layers
+    expert_layers: int  # layers that have routed experts
+    per_layer: tuple[float, ...]  # bytes of each block (experts included), for layer offload and splits
+    per_layer_experts: tuple[float, ...]  # routed-expert bytes of each block
+    outside_layers: float  # embedding, head and final norm
+    head: float  # the output projection read per token (the embedding matrix when tied)
+
+    def experts_read(self, fraction: float) -> float:
+        """Routed-expert bytes read when ``fraction`` of each layer's experts are touched."""
+        return self.experts * fraction
+
+    def read_per_token(self, expert_fraction: float) -> float:
+        return self.dense_read + self.lookup_row + self.experts_read(expert_fraction)
+
+
+@lru_cache(maxsize=512)
+def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
+    sizes = tensor_bytes(arch, quant)
+    per_layer = [0.0] * arch.layers
+    per_layer_experts = [0.0] * arch.layers
+    total = mtp = dense = lookup = experts = outside = head = 0.0
+    has_output = any(t.name == "output" for t in arch.tensors)
+    for tensor, size in zip(arch.tensors, sizes):
+        if tensor.mtp:
+            mtp += size
+            continue
+        total += size
+        if 0 <= tensor.layer < arch.layers:
+            per_layer[tensor.layer] += size
+        else:
+            outside += size
+        if tensor.is_routed_expert:
+            experts += size
+            per_layer_experts[tensor.layer] += size
+        elif tensor.name in LOOKUP_TENSORS:
+            lookup += size / tensor.rows
+            if tensor.name == "token_embd" and not has_output:
+                # Tied embeddings: the output head multiplies by the embedding matrix.
+                dense += size
+                head = size
+        else:
+            dense += size
+            if tensor.name == "output":
+                head = size
+    return WeightProfile(
+        total=total,
+        mtp=mtp,
+        dense_read=dense,
+        lookup_row=lookup,
+        experts=experts,
+        expert_layers=sum(1 for b in per_layer_experts if b > 0),
+        per_layer=tuple(per_layer),
+        per_layer_experts=tuple(per_layer_experts),
+        outside_layers=outside,
+        head=head,
+    )
+
+
+def distinct_expert_fraction(arch: Architecture, tokens_in_flight: int) -> float:
+    """Expected share of a layer's routed experts touched by ``tokens_in_flight`` tokens at once.
+
+    With top-k routing over n experts and (to first order) independent tokens, an expert is
+    missed by one token with probability 1 - k/n, so by B tokens with (1 - k/n)^B
+    (physics.md section 7). One token: exactly k/n.
+    """
+    if not arch.is_moe:
+        return 1.0
+    share = arch.experts_per_token / arch.n_experts
+    return 1.0 - (1.0 - share) ** max(1, tokens_in_flight)

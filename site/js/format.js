@@ -1,0 +1,65 @@
+// Number formatting for the page, in one place. Every number shown goes through here, so a value
+// that is not finite shows as "—" (never "NaN" or "Infinity").
+
+const group = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
+function finite(value) {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/** Tokens per second: 0.42, 4.2, 42.0, 420, 4,200. */
+export function rate(value) {
+  if (!finite(value)) return "—";
+  if (value >= 100) return group.format(value);
+  if (value >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+/** A duration in seconds: 45 ms, 1.25 s, 3.4 min, 2.1 h. */
+export function duration(seconds) {
+  if (!finite(seconds)) return "—";
+  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
+  if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+/** A size in GB (10^9 bytes). */
+export function gigabytes(value) {
+  if (!finite(value)) return "—";
+  if (value >= 100) return `${group.format(value)} GB`;
+  if (value >= 10) return `${value.toFixed(1)} GB`;
+  return `${value.toFixed(2)} GB`;
+}
+
+/** A token count: 512, 12k, 1.2M. */
+export function tokens(value) {
+  if (!finite(value)) return "—";
+  if (value >= 1e6) return `${(value / 1e6).toFixed(value >= 1e7 ? 0 : 1)}M`;
+  if (value >= 1e4) return `${Math.round(value / 1e3)}k`;
+  return group.format(value);
+}
+
+/** A fraction as a percentage: 0.734 -> "73%". */
+export function percent(value) {
+  if (!finite(value)) return "—";
+  return `${Math.round(value * 100)}%`;
+}
+
+/** Bandwidth in GB/s. */
+export function bandwidth(value) {
+  if (!finite(value)) return "—";
+  return `${group.format(value)} GB/s`;
+}
+
+/** A price in USD. */
+export function usd(value) {
+  if (!finite(value)) return "—";
+  return `$${group.format(value)}`;
+}
+
+/** A plain number with up to `digits` decimals. */
+export function number(value, digits = 2) {
+  if (!finite(value)) return "—";
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits });
+}

@@ -1,0 +1,89 @@
+// The page's state lives in the URL query string, so a copied link reproduces the view.
+//
+// Parsing is strict and total: every key has a validator; a value it rejects (unknown id, not a
+// number, out of range, absurdly long) is dropped in favour of the default and reported, so the
+// page can say what it ignored. Nothing from the URL is ever inserted as markup.
+
+/** Longest value accepted for any key (ids and numbers are far shorter). */
+const MAX_VALUE_LENGTH = 200;
+
+/** A validator for an id from `choices` (a Set or a function returning a Set). */
+export function idField(choices) {
+  return (raw) => {
+    const set = typeof choices === "function" ? choices() : choices;
+    return set.has(raw) ? { ok: true, value: raw } : { ok: false, reason: "unknown" };
+  };
+}
+
+/** A validator for a whole number in [min, max]. */
+export function intField(min, max) {
+  return (raw) => {
+    if (!/^\d{1,9}$/.test(raw)) return { ok: false, reason: "not a whole number" };
+    const value = Number(raw);
+    if (value < min || value > max) return { ok: false, reason: `outside ${min}-${max}` };
+    return { ok: true, value };
+  };
+}
+
+/** A validator for a number in [min, max] (decimals allowed). */
+export function numberField(min, max) {
+  return (raw) => {
+    if (!/^\d{1,9}(\.\d{1,6})?$/.test(raw)) return { ok: false, reason: "not a number" };
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > max) return { ok: false, reason: `outside ${min}-${max}` };
+    return { ok: true, value };
+  };
+}
+
+/** A validator for a boolean flag written as 1 or 0. */
+export function flagField() {
+  return (raw) => (raw === "1" || raw === "0" ? { ok: true, value: raw === "1" } : { ok: false, reason: "not 0 or 1" });
+}
+
+/**
+ * Parse `search` (location.search) against `schema` ({key: {parse, default}}).
+ * Returns {state, ignored: [{key, reason}]}: state has every schema key (defaults filled in).
+ */
+export function parseState(search, schema) {
+  const state = {};
+  const ignored = [];
+  for (const [key, spec] of Object.entries(schema)) state[key] = spec.default;
+  let params;
+  try {
+    params = new URLSearchParams(typeof search === "string" ? search.slice(0, 20000) : "");
+  } catch {
+    return { state, ignored: [{ key: "(query)", reason: "unreadable" }] };
+  }
+  const seen = new Set();
+  for (const [key, raw] of params) {
+    if (!Object.hasOwn(schema, key)) {
+      ignored.push({ key: key.slice(0, 40), reason: "unknown setting" });
+      continue;
+    }
+    if (seen.has(key)) {
+      ignored.push({ key, reason: "given twice" });
+      continue;
+    }
+    seen.add(key);
+    if (raw.length > MAX_VALUE_LENGTH) {
+      ignored.push({ key, reason: "too long" });
+      continue;
+    }
+    const result = schema[key].parse(raw);
+    if (result.ok) state[key] = result.value;
+    else ignored.push({ key, reason: result.reason });
+  }
+  return { state, ignored };
+}
+
+/** The query string for `state`: only keys that differ from their defaults, in schema order. */
+export function serializeState(state, schema) {
+  const params = new URLSearchParams();
+  for (const [key, spec] of Object.entries(schema)) {
+    const value = state[key];
+    if (value === spec.default || value === null || value === undefined) continue;
+    params.set(key, typeof value === "boolean" ? (value ? "1" : "0") : String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}

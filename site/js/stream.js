@@ -1,0 +1,78 @@
+// The stream player: plays a canned answer on the engine's schedule.
+//
+// Scheduling is by elapsed time, not by one timer per token: on every animation frame the player
+// counts how many tokens are due (arrival time <= elapsed) and shows exactly those. So 1 tok/s and
+// 3000 tok/s are both exact, a slow frame never loses time, and the KV-cache slowdown and
+// speculative-decoding bursts in the schedule play as they are.
+
+/** Index of the first arrival later than `t` (= how many tokens are due at `t`). */
+export function tokensDue(arrivals, t) {
+  let lo = 0;
+  let hi = arrivals.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arrivals[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Play answer `tokens` (strings) into `textElement` on `arrivals` (seconds from the start, one per
+ * generated token: first the `hidden` reasoning tokens, then one per answer token).
+ * `element` gets data-state (prefill / thinking / streaming / done), data-tokens (answer tokens
+ * shown) and data-thinking (reasoning tokens generated). `onFrame({elapsed, generated, state})`
+ * runs every frame. Returns {stop()}.
+ */
+export function play({ element, textElement, tokens, arrivals, hidden = 0, onFrame, onDone, now = () => performance.now() }) {
+  const total = Math.min(arrivals.length, hidden + tokens.length);
+  const start = now();
+  let generated = 0;
+  let frame = 0;
+  let stopped = false;
+  element.dataset.state = "prefill";
+  element.dataset.tokens = "0";
+  element.dataset.thinking = "0";
+  textElement.textContent = "";
+
+  function tick() {
+    if (stopped) return;
+    const elapsed = (now() - start) / 1000;
+    const due = Math.min(tokensDue(arrivals, elapsed), total);
+    if (due > generated) {
+      const from = Math.max(generated - hidden, 0);
+      const to = Math.max(due - hidden, 0);
+      if (to > from) textElement.append(tokens.slice(from, to).join(""));
+      generated = due;
+      element.dataset.tokens = String(to);
+      element.dataset.thinking = String(Math.min(generated, hidden));
+    }
+    let state = "prefill";
+    if (generated >= total) state = "done";
+    else if (generated > 0) state = generated <= hidden ? "thinking" : "streaming";
+    if (element.dataset.state !== state) element.dataset.state = state;
+    onFrame?.({ elapsed, generated, state });
+    if (state === "done") {
+      onDone?.({ elapsed });
+      return;
+    }
+    frame = requestAnimationFrame(tick);
+  }
+  frame = requestAnimationFrame(tick);
+  return {
+    stop() {
+      stopped = true;
+      cancelAnimationFrame(frame);
+    },
+  };
+}
+
+/** Live decode rate over the last `windowS` seconds of a schedule, at time `t`. */
+export function liveRate(arrivals, t, windowS = 1) {
+  const due = tokensDue(arrivals, t);
+  if (due < 2) return 0;
+  const from = tokensDue(arrivals, Math.max(arrivals[0], t - windowS));
+  const span = arrivals[due - 1] - arrivals[Math.max(from - 1, 0)];
+  const count = due - Math.max(from - 1, 0) - 1;
+  return span > 0 && count > 0 ? count / span : 0;
+}

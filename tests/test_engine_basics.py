@@ -1,0 +1,135 @@
+"""The engine's entry point and CLI: the contract's shape, the seeds' sanity case, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from conftest import run_cli
+from engine import EngineInputError, estimate
+from engine.view import DEFAULT_VIEW, estimate_view
+
+BASE = {"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
+
+CONTRACT_KEYS = {
+    "decode_tps", "decode_tps_low", "decode_tps_high", "decode_ceiling_tps", "prefill_tps", "ttft_s",
+    "fit", "memory", "tier", "hardware", "model", "quant", "engine",
+}
+
+
+def test_result_has_the_contract_keys():
+    result = estimate(BASE)
+    assert CONTRACT_KEYS <= set(result)
+    assert {"weights_gb", "kv_gb", "overhead_gb", "total_gb", "usable_gb"} <= set(result["memory"])
+    assert {"id", "name", "bandwidth_gbs", "memory_gb"} <= set(result["hardware"])
+    assert {"id", "name", "params_b", "active_params_b"} <= set(result["model"])
+    assert result["fit"] in ("fits", "offload", "no")
+    assert result["tier"] in ("measured", "calibrated", "projected")
+
+
+def test_seed_sanity_case_rtx_4090_llama_8b_q4():
+    """Seed 000: 1008 GB/s / 4.9 GB = ~205 tok/s ceiling, observed 120-150 tok/s."""
+    result = estimate(BASE)
+    assert 190 <= result["decode_ceiling_tps"] <= 225
+    assert 115 <= result["decode_tps"] <= 160
+    assert result["decode_tps_low"] <= result["decode_tps"] <= result["decode_tps_high"]
+    assert result["fit"] == "fits"
+    # Q4_K_M is ~4.9 bits per weight on Llama 3 8B, so ~4.9 GB of weights, not 4.0 or 4.5.
+    assert 4.7 <= result["memory"]["weights_gb"] <= 5.1
+
+
+def test_names_resolve_through_aliases():
+    for hardware in ("RTX 4090", "NVIDIA RTX 4090 24GB", "rtx-4090", "GeForce RTX 4090"):
+        assert estimate({**BASE, "hardware": hardware})["hardware"]["id"] == "rtx-4090"
+    for model in ("Llama-3.1-8B", "llama 3.1 8b", "Meta-Llama-3.1-8B-Instruct"):
+        assert estimate({**BASE, "model": model})["model"]["id"] == "llama-3.1-8b"
+
+
+def test_unknown_name_lists_closest_matches():
+    with pytest.raises(EngineInputError) as info:
+        estimate({**BASE, "hardware": "RTX 4099"})
+    assert info.value.field == "hardware"
+    assert any("4090" in name for name in info.value.suggestions)
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"prompt_tokens": 0}, "prompt_tokens"),
+        ({"prompt_tokens": -5}, "prompt_tokens"),
+        ({"prompt_tokens": float("nan")}, "prompt_tokens"),
+        ({"prompt_tokens": 1.5}, "prompt_tokens"),
+        ({"prompt_tokens": "512"}, "prompt_tokens"),
+        ({"gen_tokens": 10**12}, "gen_tokens"),
+        ({"batch": True}, "batch"),
+        ({"gpu_layers": 1.5}, "gpu_layers"),
+        ({"kv_quant": "q3_x"}, "kv_quant"),
+        ({"split": "diagonal"}, "split"),
+        ({"bogus": 1}, "bogus"),
+        ({"quant": "Q9_Z"}, "quant"),
+        ({"model": {"config": {"model_type": "nonsense"}}}, "config"),
+    ],
+)
+def test_bad_input_raises_one_clear_error(change, field):
+    with pytest.raises(EngineInputError) as info:
+        estimate({**BASE, **change})
+    assert info.value.field == field
+    assert info.value.message
+
+
+def test_every_number_is_finite_and_positive():
+    result = estimate({**BASE, "prompt_tokens": 100_000, "depth": 50_000, "gen_tokens": 4000})
+    for key in ("decode_tps", "decode_tps_low", "decode_tps_high", "prefill_tps", "ttft_s"):
+        assert math.isfinite(result[key]) and result[key] > 0, key
+
+
+def test_longer_context_is_slower():
+    short = estimate(BASE)["decode_tps"]
+    long = estimate({**BASE, "depth": 60_000})["decode_tps"]
+    assert long < short
+
+
+def test_too_big_for_the_card_offloads_and_too_big_for_everything_does_not_run():
+    big = estimate({**BASE, "model": "Llama-3.1-70B", "quant": "Q8_0"})
+    assert big["fit"] == "offload"
+    assert big["decode_tps"] < 10  # the offload cliff: system RAM sets the pace
+    mac = estimate({"hardware": "Apple M1 7-core GPU 8GB", "model": "Llama-3.1-70B", "quant": "Q4_K_M"})
+    assert mac["fit"] == "no"
+
+
+def test_schedule_arrivals_are_increasing_and_match_the_rate():
+    result = estimate({**BASE, "gen_tokens": 300, "schedule": True})
+    arrivals = result["schedule"]["arrival_s"]
+    assert len(arrivals) == 300
+    assert arrivals[0] == pytest.approx(result["ttft_s"], abs=1e-6)  # arrivals are rounded to microseconds
+    steps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    assert all(s > 0 for s in steps)
+    assert steps[-1] >= steps[0]  # the cache grows, so steps never get shorter
+    assert (len(arrivals) - 1) / (arrivals[-1] - arrivals[0]) == pytest.approx(result["decode_tps"], rel=0.01)
+
+
+def test_view_maps_to_a_request_and_cli_line():
+    result = estimate_view(DEFAULT_VIEW)
+    assert result["request"]["hardware"] == DEFAULT_VIEW["hw"]
+    assert result["cli"].startswith("python -m engine estimate --hardware")
+    assert "schedule" in result["estimate"]
+
+
+def test_cli_estimate_json_and_exit_codes():
+    ok = run_cli("estimate", "--hardware", "RTX 4090", "--model", "llama 3.1 8b", "--quant", "Q4_K_M", "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert CONTRACT_KEYS <= set(json.loads(ok.stdout))
+    bad = run_cli("estimate", "--hardware", "RTX 4099", "--model", "llama 3.1 8b", "--quant", "Q4_K_M", "--json")
+    assert bad.returncode == 2
+    assert "closest" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind, key", [("hardware", "bandwidth_gbs"), ("models", "layers"), ("quants", "bits_per_weight")])
+def test_cli_list_json(kind, key):
+    result = run_cli("list", kind, "--json")
+    assert result.returncode == 0, result.stderr
+    items = json.loads(result.stdout)
+    assert items and all({"id", "name", "aliases", key} <= set(item) for item in items)
