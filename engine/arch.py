@@ -57,7 +57,8 @@ class LayerAttention:
     """The token mixer of one block, as far as the KV cache and attention FLOPs care.
 
     ``kv_elements_per_token``: elements cached per token of context (K plus V; for MLA the latent
-    plus the rope key). ``window``: a sliding window's length (0 = unbounded). ``state_elements``:
+    plus the rope key; 0 for a layer that reads another layer's cache, see ``shared_kv_elements``).
+    ``window``: a sliding window's length (0 = unbounded). ``state_elements``:
     a constant recurrent state that does not grow with context (linear attention, SSM).
     ``flops_per_pair``: FLOPs of one query attending to one key (QK^T and AV, 2 per multiply-add):
     ``2 * n_heads * (qk_head_dim + v_head_dim)``. ``query_heads``: attention heads (rows of the
@@ -70,6 +71,13 @@ class LayerAttention:
     state_elements: int = 0
     flops_per_pair: int = 0
     query_heads: int = 0
+    #: Elements per token this layer *reads* from another layer's cache (Gemma 3n/4 KV sharing:
+    #: the memory is counted once, at the owning layer; the reads happen here too).
+    shared_kv_elements: int = 0
+
+    @property
+    def kv_read_elements_per_token(self) -> int:
+        return self.kv_elements_per_token + self.shared_kv_elements
 
     def cached_tokens(self, context: int) -> int:
         """Tokens of a ``context``-token history this layer holds in its cache."""

@@ -2,9 +2,14 @@
 
 One step for ``batch`` sequences at ``context`` cached tokens (physics.md sections 1, 2, 5-7):
 
-    t = max(memory time, compute time) + t_token + t_layer * layers   [+ host part] [+ sync]
-    memory time  = weights read / (BW * eta_bw) + KV read * kv_read_factor / (BW * eta_bw)
-    compute time = (2 * active params + attention FLOPs) * batch / (vector FLOPS * eta_decode_compute)
+    t = max(weights / (BW * eta_bw),  2 * active params * batch / (FLOPS * eta_decode_compute))
+      + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
+      + t_token + t_layer * layers   [+ host part] [+ interconnect]
+
+Per layer the matrix-vector products (streaming the weights) and the attention over the cache
+(streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
+slower: GQA attention is memory bound, MLA attention (many heads over one latent) turns compute
+bound at long contexts, CPUs and big batches make the matmuls compute bound.
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -22,34 +27,50 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kvcache import decode_attention_flops, kv_elements, kv_elements_mean, state_bytes
+from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .params import BackendParams
 from .parallel import split_sync_seconds
 from .roofline import bandwidth_bytes_s, thread_limited_bandwidth, thread_limited_flops, vector_flops
 from .system import System
-from .weights import distinct_expert_fraction
+from .weights import distinct_expert_fraction, expert_fraction
 
 
 @dataclass(frozen=True)
 class StepFeatures:
-    """What one decode step moves and computes, and at which peak rates (no efficiencies)."""
+    """What one decode step moves and computes, and at which peak rates (no efficiencies).
 
-    device_weight_bytes: float
+    Routed-expert bytes are kept apart (``*_expert_bytes`` = all experts held there) because the
+    share a batch touches depends on the routing parameter of the fit.
+    """
+
+    device_dense_bytes: float  # read in full every step on the device(s)
+    device_expert_bytes: float  # all routed experts held on the device(s)
     device_kv_bytes: float
-    device_flops: float
+    device_matmul_flops: float
+    device_attention_flops: float
     bandwidth: float  # bytes/s, summed over cards that read in parallel
     flops_rate: float  # FLOP/s of matrix-vector work, summed over parallel cards
     layers: int
-    host_weight_bytes: float
+    host_dense_bytes: float
+    host_expert_bytes: float
     host_kv_bytes: float
     host_flops: float
     host_bandwidth: float
     host_flops_rate: float
     sync_s: float
-    weight_bytes: float  # all weights read per step (device + host)
     kv_bytes: float  # all KV read per step
+    batch: int = 1
+    expert_share: float = 1.0  # experts per token / experts (1 for dense models)
     #: Per-core bandwidth limit of a CPU backend: cores in use (0 = not a CPU backend).
     cpu_threads: int = 0
+
+    def weight_bytes(self, exponent: float) -> tuple[float, float]:
+        """(device, host) weight bytes one step reads with routing exponent ``exponent``."""
+        touched = expert_fraction(self.expert_share, self.batch, exponent)
+        return (
+            self.device_dense_bytes + self.device_expert_bytes * touched,
+            self.host_dense_bytes + self.host_expert_bytes * touched,
+        )
 
 
 @dataclass(frozen=True)
@@ -57,8 +78,9 @@ class StepTime:
     """One decode step, seconds by cause, and the bytes it read."""
 
     weights_s: float
+    matmul_s: float
     kv_s: float
-    compute_s: float
+    attention_s: float
     fixed_s: float
     host_s: float
     sync_s: float
@@ -67,11 +89,11 @@ class StepTime:
 
     @property
     def total_s(self) -> float:
-        return max(self.weights_s + self.kv_s, self.compute_s) + self.fixed_s + self.host_s + self.sync_s
+        return max(self.weights_s, self.matmul_s) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s
 
     @property
     def memory_bound(self) -> bool:
-        return self.weights_s + self.kv_s >= self.compute_s
+        return self.weights_s >= self.matmul_s
 
 
 def step_features(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepFeatures:
@@ -79,68 +101,75 @@ def step_features(system: System, kv_context_elements: float, batch: int, attent
     profile = system.profile
     arch = system.arch
     placement = system.placement
-    fraction = distinct_expert_fraction(arch, batch)
 
-    weights_read = profile.dense_read + profile.lookup_row * batch + profile.experts_read(fraction)
+    dense = profile.dense_read + profile.lookup_row * batch
+    experts = profile.experts
     kv_read = batch * (kv_context_elements * system.kv_bytes_per_element + state_bytes(arch))
-    flops = batch * (2 * arch.params_active + decode_attention_flops(arch, attention_context))
+    matmul_flops = batch * 2 * arch.params_active
+    attention_flops = batch * decode_attention_flops(arch, attention_context)
 
-    host_weights = host_kv = host_flops = 0.0
+    host_dense = host_experts = host_kv = host_flops = 0.0
     if placement.experts_on_host:
-        host_weights = profile.experts_read(fraction)
-        host_flops = batch * 2 * arch.params_active * (host_weights / max(weights_read, 1.0))
+        host_experts = experts
+        expert_share_of_active = profile.experts_read(distinct_expert_fraction(arch, 1)) / max(profile.read_per_token(distinct_expert_fraction(arch, 1)), 1.0)
+        host_flops = matmul_flops * expert_share_of_active
+        matmul_flops -= host_flops
     elif placement.offloaded:
         host_share = 1 - placement.gpu_layer_fraction
-        host_weights = weights_read * host_share
-        host_kv = kv_read * host_share
-        host_flops = flops * host_share
+        host_dense, host_experts, host_kv = dense * host_share, experts * host_share, kv_read * host_share
+        host_flops = (matmul_flops + attention_flops) * host_share
+        attention_flops *= 1 - host_share
+        matmul_flops *= 1 - host_share
 
     parallel_cards = system.gpus if system.options.split != "layer" else 1
     device, backend = system.device, system.backend
     threads = system.cpu_threads if backend == "cpu" else 0
-    bandwidth = bandwidth_bytes_s(device, backend)
-    flops_rate = vector_flops(device)
-    if threads:
-        flops_rate = thread_limited_flops(device, threads)
+    flops_rate = thread_limited_flops(device, threads) if threads else vector_flops(device)
     host_bandwidth = host_flops_rate = 0.0
-    if system.host is not None and (host_weights or host_kv):
+    if system.host is not None and (host_dense or host_experts or host_kv):
         host_bandwidth = bandwidth_bytes_s(system.host, "cpu")
         host_flops_rate = vector_flops(system.host)
     return StepFeatures(
-        device_weight_bytes=weights_read - host_weights,
+        device_dense_bytes=dense - host_dense,
+        device_expert_bytes=experts - host_experts,
         device_kv_bytes=kv_read - host_kv,
-        device_flops=flops - host_flops,
-        bandwidth=bandwidth * parallel_cards,
+        device_matmul_flops=matmul_flops,
+        device_attention_flops=attention_flops,
+        bandwidth=bandwidth_bytes_s(device, backend) * parallel_cards,
         flops_rate=flops_rate * parallel_cards,
         layers=arch.layers,
-        host_weight_bytes=host_weights,
+        host_dense_bytes=host_dense,
+        host_expert_bytes=host_experts,
         host_kv_bytes=host_kv,
         host_flops=host_flops,
         host_bandwidth=host_bandwidth,
         host_flops_rate=host_flops_rate,
         sync_s=split_sync_seconds(system, batch),
-        weight_bytes=weights_read,
         kv_bytes=kv_read,
+        batch=batch,
+        expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
         cpu_threads=threads,
     )
 
 
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
+    device_bytes, host_bytes = f.weight_bytes(p.moe_batch_exponent)
     bandwidth = f.bandwidth * p.eta_bw
     if f.cpu_threads:
         bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
-    weights_s = f.device_weight_bytes / bandwidth
+    weights_s = device_bytes / bandwidth
+    matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
-    compute_s = f.device_flops / (f.flops_rate * p.eta_decode_compute)
+    attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)
     fixed_s = p.t_token_s + p.t_layer_s * f.layers
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p
-        host_mem = (f.host_weight_bytes + f.host_kv_bytes * hp.kv_read_factor) / (f.host_bandwidth * hp.eta_bw)
+        host_mem = (host_bytes + f.host_kv_bytes * hp.kv_read_factor) / (f.host_bandwidth * hp.eta_bw)
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
-    return StepTime(weights_s, kv_s, compute_s, fixed_s, host_s, f.sync_s, f.weight_bytes, f.kv_bytes)
+    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, f.sync_s, device_bytes + host_bytes, f.kv_bytes)
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:
@@ -150,7 +179,7 @@ def step_time(system: System, kv_context_elements: float, batch: int, attention_
 
 def step_at(system: System, context: int, batch: int = 1) -> StepTime:
     """A decode step after ``context`` tokens."""
-    return step_time(system, kv_elements(system.arch, context), batch, context)
+    return step_time(system, kv_read_elements(system.arch, context), batch, context)
 
 
 def run_features(system: System, start: int, count: int, batch: int = 1) -> StepFeatures:

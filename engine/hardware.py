@@ -16,7 +16,10 @@ from .catalog import DATA_DIR, GIB, AliasIndex, CatalogError, Field, read_toml_t
 VENDORS = ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other")
 KINDS = ("gpu", "soc", "cpu")
 FORM_FACTORS = ("desktop", "laptop", "workstation", "datacenter", "mini-pc", "sbc", "embedded", "server")
-BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
+#: Compute backends. ``vulkan`` is llama.cpp's Vulkan backend on the usual driver (Mesa RADV on
+#: AMD/Linux, the vendor's elsewhere); ``vulkan-amdvlk`` the same backend on AMD's own AMDVLK
+#: driver, whose prompt processing differs by 2-3x (calibration: Strix Halo toolboxes).
+BACKENDS = ("cuda", "rocm", "metal", "vulkan", "vulkan-amdvlk", "sycl", "cpu")
 
 SCHEMA = (
     Field("name", str, required=True),

@@ -35,9 +35,14 @@ def kv_elements(arch: Architecture, context: float) -> float:
     return sum(layer.cached_tokens(int(context)) * layer.kv_elements_per_token for layer in arch.attention)
 
 
+def kv_read_elements(arch: Architecture, context: float) -> float:
+    """KV-cache elements one decode step reads at ``context`` (shared caches are read per layer)."""
+    return sum(layer.cached_tokens(int(context)) * layer.kv_read_elements_per_token for layer in arch.attention)
+
+
 def kv_elements_mean(arch: Architecture, start: int, count: int) -> float:
     """Mean KV-cache elements read per step while generating ``count`` tokens after ``start``."""
-    return sum(cached_tokens_mean(layer, start, count) * layer.kv_elements_per_token for layer in arch.attention)
+    return sum(cached_tokens_mean(layer, start, count) * layer.kv_read_elements_per_token for layer in arch.attention)
 
 
 def state_bytes(arch: Architecture) -> float:

@@ -20,7 +20,7 @@ F32 = 4.0
 #: Runtime memory outside the model, by backend: the CUDA/ROCm context with cuBLAS/hipBLAS
 #: workspaces (llama.cpp on an RTX 4090 reports ~0.4-0.5 GB in use before loading a model);
 #: Metal and CPU keep only small allocations.
-RUNTIME_BYTES = {"cuda": 0.5e9, "rocm": 0.5e9, "sycl": 0.5e9, "vulkan": 0.3e9, "metal": 0.1e9, "cpu": 0.1e9}
+RUNTIME_BYTES = {"cuda": 0.5e9, "rocm": 0.5e9, "sycl": 0.5e9, "vulkan": 0.3e9, "vulkan-amdvlk": 0.3e9, "metal": 0.1e9, "cpu": 0.1e9}
 
 #: What the OS keeps off-limits on systems whose GPU shares system memory, and on CPU-only
 #: systems: a fixed 2.5 GB plus 10% of RAM, as Jan derives it for Apple Silicon (janhq/jan PR

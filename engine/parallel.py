@@ -46,8 +46,9 @@ def link(system: System) -> tuple[str, float, float]:
     return f"PCIe {device.pcie_gen or 4}.0", pcie * 1e9, SYNC_LATENCY_PCIE_S
 
 
-def split_sync_seconds(system: System, batch: int) -> float:
-    """Interconnect time added to one decode step by splitting across ``system.gpus`` cards."""
+def split_sync_seconds(system: System, tokens: int) -> float:
+    """Interconnect time added to one forward pass over ``tokens`` tokens (a decode step of a
+    batch, or a prefill micro-batch) by splitting across ``system.gpus`` cards."""
     cards = system.gpus
     if cards <= 1:
         return 0.0
@@ -55,7 +56,7 @@ def split_sync_seconds(system: System, batch: int) -> float:
     if mode == "layer":
         return (cards - 1) * LAYER_SPLIT_HOP_S
     _name, bandwidth, latency = link(system)
-    message = batch * system.arch.hidden_size * ACTIVATION_BYTES
+    message = tokens * system.arch.hidden_size * ACTIVATION_BYTES
     # Small all-reduces run as a tree (log2 N latencies); the data term is a ring's 2 (N-1)/N of
     # the message through each card's link.
     per_sync = latency * math.log2(cards) + 2 * (cards - 1) / cards * message / bandwidth

@@ -41,8 +41,18 @@ class BackendParams:
     #: Fraction of peak compute a decode step (matrix-vector work, dequantisation) realises; only
     #: matters where compute, not memory, is the bottleneck (CPUs, big batches).
     eta_decode_compute: float = 0.3
+    #: Quantised weights cost this many times the matmul time of 16-bit ones in prefill
+    #: (dequantisation into the tensor-core tiles; physics.md section 3).
+    pp_quant_cost: float = 1.2
+    #: Routing correlation of batched MoE decode: B sequences touch the experts B^exponent
+    #: independent tokens would (1 = independent routing; weights.distinct_expert_fraction).
+    moe_batch_exponent: float = 1.0
+    #: Fraction of peak compute decode attention realises (what bounds MLA at long contexts).
+    eta_attn_decode: float = 0.1
     #: Fixed cost per prompt-processing micro-batch (graph build, launches), seconds.
     t_ubatch_s: float = 0.01
+    #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds.
+    t_moe_layer_s: float = 0.002
     #: CPU backends: bandwidth one core can pull, GB/s (line-fill buffers limit a core to a
     #: fraction of the socket's peak; measured single-core bandwidth on Zen 4 / Apple M is ~20-60).
     core_bw_gbs: float = 25.0
@@ -64,6 +74,7 @@ PRIORS = {
     "metal": BackendParams(eta_bw=0.75, eta_pp=0.5, t_token_s=0.003),
     "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002),
     "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),
+    "vulkan-amdvlk": BackendParams(eta_bw=0.7, eta_pp=0.2, t_token_s=0.002),
     "sycl": BackendParams(eta_bw=0.6, eta_pp=0.25, t_token_s=0.003),
     "cpu": BackendParams(eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, eta_decode_compute=0.4),
 }

@@ -4,11 +4,14 @@ The prompt is processed in micro-batches of ``ubatch`` tokens (llama.cpp ``-ub``
 default). Each micro-batch is a set of matrix multiplications over all active weights (compute
 bound on big batches) and reads every weight it touches once (the memory bound small prompts hit):
 
-    t = max(compute, memory) + micro-batches * t_ubatch  [+ PCIe copies of offloaded weights]
+    t = max(compute, memory) + micro-batches * (t_ubatch + MoE layers * t_moe_layer)  [+ interconnect]
     compute = (2 * params per token * tokens + attn_cost * attention FLOPs) / (matmul FLOPS * eta_pp)
     memory  = micro-batches * (weights touched + KV cache) / (BW * eta_bw)
 
-Attention FLOPs grow with tokens x (depth + tokens/2) per layer (causal); without flash attention
+Mixture-of-experts layers add a fixed cost per micro-batch (routing: sorting tokens by expert and
+gathering them, a host synchronisation in llama.cpp's CUDA path), which is why MoE models prefill
+short prompts far below their FLOP rate. Attention FLOPs grow with tokens x (depth + tokens/2) per
+layer (causal); without flash attention
 they cost more (the score matrix goes through memory). Offloaded weights are copied to the GPU
 for every micro-batch over PCIe (llama.cpp offloads big batches' matmuls to the GPU), so PCIe,
 not the CPU, bounds prefill under offload. TTFT = prefill of the uncached part of the prompt + one
@@ -23,7 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .kvcache import attention_flops, kv_elements
+from .kvcache import attention_flops, kv_read_elements
+from .parallel import split_sync_seconds
 from .params import BackendParams
 from .roofline import bandwidth_bytes_s, core_share, matmul_flops
 from .system import System
@@ -43,8 +47,10 @@ class PrefillFeatures:
     micro_batches: int
     memory_bytes: float  # weights touched + KV read, over all micro-batches
     bandwidth: float  # bytes/s at peak
-    transfer_s: float  # PCIe copies of offloaded weights
+    transfer_s: float  # interconnect: split synchronisation, PCIe copies of offloaded weights
     flash_attn: bool
+    quantized: bool  # weights need dequantising on the way into the matmuls
+    moe_layers: int  # layers with routed experts (each pays a routing step per micro-batch)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,26 @@ class PrefillTime:
     @property
     def total_s(self) -> float:
         return max(self.compute_s, self.memory_s) + self.transfer_s + self.fixed_s
+
+
+def pipeline_factor(tokens: int, ubatch: int, nbatch: int, stages: int) -> float:
+    """Time of a layer-split prompt relative to one card doing all the work alone.
+
+    llama.cpp pipelines the micro-batches of each logical batch (``-b``, 2048 by default)
+    through the cards: a batch of m micro-batches over N stages takes (m + N - 1) stage-times of
+    1/N of a micro-batch each. One micro-batch gains nothing; long prompts approach 1/N.
+    """
+    if stages <= 1:
+        return 1.0
+    work = pipelined = 0.0
+    remaining = tokens
+    while remaining > 0:
+        batch = min(nbatch, remaining)
+        micro = math.ceil(batch / ubatch)
+        work += micro
+        pipelined += (micro + stages - 1) / stages
+        remaining -= batch
+    return pipelined / work
 
 
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
@@ -79,40 +105,48 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     rate = matmul_flops(system.device, system.quant, system.backend)
     if system.backend == "cpu":
         rate *= core_share(system.device, system.cpu_threads)
-    # Several cards work on a prompt in parallel: tensor/row splits divide every matmul, a layer
-    # split pipelines micro-batches through the cards.
     split = system.options.split
-    parallel = cards if split != "layer" else min(cards, micro_batches)
+    if split == "layer":
+        # A layer split pipelines micro-batches through the cards (pipeline_factor).
+        speedup = 1 / pipeline_factor(total_tokens, ubatch, max(ubatch, system.options.nbatch), cards)
+        bandwidth_cards = speedup
+    else:
+        # Row/tensor splits divide every matmul and every weight read among the cards.
+        speedup = bandwidth_cards = cards
 
     fraction = distinct_expert_fraction(arch, tokens_per_ubatch)
     weights_touched = profile.dense_read + profile.experts_read(fraction)
     placement = system.placement
     resident_share = placement.gpu_bytes / max(placement.gpu_bytes + placement.host_bytes, 1.0)
-    kv_read = sequences * kv_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
+    kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
-    bandwidth = bandwidth_bytes_s(system.device, system.backend) * (cards if split != "layer" else 1)
+    bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
-    transfer_s = 0.0
+    # Row/tensor splits exchange every micro-batch's activations after each split matmul.
+    transfer_s = micro_batches * split_sync_seconds(system, tokens_per_ubatch) if split != "layer" else 0.0
     if placement.offloaded:
         pcie = (system.device.pcie_gbs or DEFAULT_PCIE_GBS) * 1e9
-        transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
+        transfer_s += micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
     return PrefillFeatures(
         dense_flops=dense_flops,
         attention_flops=attn_flops,
-        matmul_rate=rate * parallel,
+        matmul_rate=rate * speedup,
         micro_batches=micro_batches,
         memory_bytes=memory_bytes,
         bandwidth=bandwidth,
         transfer_s=transfer_s,
         flash_attn=system.flash_attn,
+        quantized=system.quant.kind != "dense",
+        moe_layers=profile.expert_layers,
     )
 
 
 def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
-    compute_s = (f.dense_flops + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
+    matmul_cost = p.pp_quant_cost if f.quantized else 1.0
+    compute_s = (f.dense_flops * matmul_cost + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
     memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw)
-    fixed_s = f.micro_batches * p.t_ubatch_s
+    fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
     return PrefillTime(compute_s, memory_s, f.transfer_s, fixed_s, f.dense_flops, f.attention_flops)
 
 

@@ -935,8 +935,8 @@ def average_bits_per_weight(arch: Architecture, quant: QuantFormat, include_mtp:
 # --------------------------------------------------------------------------------------------
 
 #: Bytes per cached K or V element: llama.cpp -ctk/-ctv types (ggml block sizes above; flash
-#: attention is required for the quantised ones) and vLLM's --kv-cache-dtype fp8 (one byte, a
-#: per-tensor scale).
+#: attention is required for the quantised ones), vLLM's --kv-cache-dtype fp8 (one byte, a
+#: per-tensor scale) and MLX's quantised caches.
 KV_BYTES = {
     "f32": 4.0,
     "f16": 2.0,
@@ -948,6 +948,13 @@ KV_BYTES = {
     "q4_0": 18 / 32,
     "iq4_nl": 18 / 32,
     "fp8": 1.0,
+    # mlx-lm --kv-bits N (affine, groups of 64, an fp16 scale and bias per group: N + 0.5 bits).
+    "mlx-8bit": 8.5 / 8,
+    "mlx-4bit": 4.5 / 8,
+    "mlx-2bit": 2.5 / 8,
+    # TurboQuant KV compression at 3.5 bits per element (Google Research, 2025), as run by
+    # mlx-lm forks in the calibration data ("tq3.5bit").
+    "tq3.5": 3.5 / 8,
 }
 KV_TYPES = tuple(KV_BYTES)
 _KV_ALIASES = {"fp16": "f16", "fp32": "f32", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}

@@ -32,6 +32,7 @@ host               CPU platform holding offloaded weights (catalog name)      se
 reasoning_tokens   hidden thinking tokens before the visible answer           0
 threads            CPU threads of a cpu backend                               physical cores
 ubatch             prompt-processing micro-batch (llama.cpp ``-ub``)          512
+nbatch             logical batch pipelined over a layer split (``-b``)       2048
 schedule           return per-token times for the page's stream               False
 =================  =========================================================  ==============
 """
@@ -72,6 +73,7 @@ DEFAULTS = {
     "reasoning_tokens": 0,
     "threads": None,
     "ubatch": 512,
+    "nbatch": 2048,
     "schedule": False,
     "engine": None,
     "backend": None,
@@ -143,6 +145,7 @@ class Options:
     reasoning_tokens: int
     threads: int | None
     ubatch: int
+    nbatch: int
     schedule: bool
 
 
@@ -182,6 +185,7 @@ def parse_options(request: dict) -> Options:
         reasoning_tokens=_int_field(merged, "reasoning_tokens", 0, MAX_TOKENS),
         threads=None if merged["threads"] is None else _int_field(merged, "threads", 1, 1024),
         ubatch=_int_field(merged, "ubatch", 1, 65536),
+        nbatch=_int_field(merged, "nbatch", 1, 1_000_000),
         schedule=_bool_field(merged, "schedule"),
     )
     if options.prefix_cached > options.prompt_tokens:

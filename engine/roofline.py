@@ -35,14 +35,19 @@ def fp16_matrix_flops(device: Device, backend: str) -> float:
 
 
 def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
-    """Peak rate of the big matrix multiplications of prompt processing, FLOP/s (or OP/s)."""
+    """Peak rate of the big matrix multiplications of prompt processing, FLOP/s.
+
+    llama.cpp's CUDA prefill runs at the FP16 tensor-core rate: cuBLAS for 16-bit weights, and
+    its MMQ int8 kernels for quantised ones do not beat that in practice (calibration: F16 prefill
+    was as fast or faster than Q4_K_M on every card measured), so their extra cost is the
+    per-engine ``pp_quant_cost``, not a different peak. Native FP8/FP4 formats use those rates
+    where the device has them (vLLM, TensorRT-class kernels).
+    """
     fp16 = fp16_matrix_flops(device, backend)
     fmt = quant.compute_format
-    if backend in ("cuda", "cpu", "rocm") and fmt == "int8" and device.int8_tops:
-        return max(device.int8_tops * TERA, fp16)
-    if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm"):
+    if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
         return max(device.fp8_tflops * TERA, fp16)
-    if fmt == "fp4" and device.fp4_tflops and backend in ("cuda", "rocm"):
+    if fmt == "fp4" and device.fp4_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
         return max(device.fp4_tflops * TERA, fp16)
     return fp16
 

@@ -181,8 +181,8 @@ def _pick_backend(requested: str | None, device: Device, engine: Engine) -> str:
         raise EngineInputError("the metal backend exists only on Apple Silicon", field="backend")
     if backend == "cuda" and device.vendor != "nvidia":
         raise EngineInputError("the cuda backend needs an NVIDIA device", field="backend")
-    if backend == "rocm" and device.vendor != "amd":
-        raise EngineInputError("the rocm backend needs an AMD device", field="backend")
+    if backend in ("rocm", "vulkan-amdvlk") and device.vendor != "amd":
+        raise EngineInputError(f"the {backend} backend needs an AMD device", field="backend")
     return backend
 
 

@@ -84,14 +84,21 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     )
 
 
-def distinct_expert_fraction(arch: Architecture, tokens_in_flight: int) -> float:
+def distinct_expert_fraction(arch: Architecture, tokens_in_flight: int, exponent: float = 1.0) -> float:
     """Expected share of a layer's routed experts touched by ``tokens_in_flight`` tokens at once.
 
-    With top-k routing over n experts and (to first order) independent tokens, an expert is
-    missed by one token with probability 1 - k/n, so by B tokens with (1 - k/n)^B
-    (physics.md section 7). One token: exactly k/n.
+    With top-k routing over n experts and independent tokens, an expert is missed by one token
+    with probability 1 - k/n, so by B tokens with (1 - k/n)^B (physics.md section 7). Real tokens
+    are not independent (related sequences route alike), which the calibration captures as an
+    effective token count B^exponent (exponent 1 = independent). One token: exactly k/n.
     """
     if not arch.is_moe:
         return 1.0
-    share = arch.experts_per_token / arch.n_experts
-    return 1.0 - (1.0 - share) ** max(1, tokens_in_flight)
+    return expert_fraction(arch.experts_per_token / arch.n_experts, tokens_in_flight, exponent)
+
+
+def expert_fraction(share: float, tokens_in_flight: int, exponent: float = 1.0) -> float:
+    """1 - (1 - share)^(B^exponent): the distinct-expert share for a per-token share ``share``."""
+    if share >= 1.0:
+        return 1.0
+    return 1.0 - (1.0 - share) ** (max(1, tokens_in_flight) ** exponent)

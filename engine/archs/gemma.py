@@ -119,9 +119,11 @@ class AttentionShape:
     def layer_attention(self, kind: str, window: int, *, caches: bool) -> LayerAttention:
         """``caches=False``: a KV-sharing layer that reads an earlier layer's cache."""
         sliding = kind == SLIDING
+        elements = 2 * self.kv_heads * self.head_dim
         return LayerAttention(
             kind="sliding" if sliding else "full",
-            kv_elements_per_token=2 * self.kv_heads * self.head_dim if caches else 0,
+            kv_elements_per_token=elements if caches else 0,
+            shared_kv_elements=0 if caches else elements,
             window=window if sliding else 0,
             flops_per_pair=2 * self.heads * (self.head_dim + self.head_dim),
             query_heads=self.heads,

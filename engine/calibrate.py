@@ -1,0 +1,159 @@
+"""``python -m engine calibrate``: fit the physics' free parameters on the calibration set.
+
+For every engine/backend pair with measurements in ``data/calibration/measurements.csv`` the fit
+finds the few parameters of :class:`engine.params.BackendParams` (bandwidth efficiency, fixed
+per-token and per-layer overhead, KV read cost, decode compute efficiency, prefill efficiency,
+attention cost, micro-batch overhead, per-core bandwidth on CPUs) that minimise a robust loss of
+log(predicted / measured) over its rows: decode parameters on ``tg`` rows, prefill parameters on
+``pp`` rows. Parameters the rows cannot tell apart keep their prior (a parameter that moves no
+prediction by 1% when doubled is not identified by the data). The result, with each key's
+residual statistics, goes to ``data/calibration/fit.json``; ``--check`` re-runs the fit and fails
+if the committed file differs (the fit is deterministic).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import fields, replace
+
+from .catalog import DATA_DIR
+from .fit import robust_least_squares, robust_loss
+from .params import PRIORS, BackendParams
+from .score import Case, load_cases, percentile, predict
+
+MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"
+FIT_FILE = DATA_DIR / "calibration" / "fit.json"
+
+TG_PARAMS = (
+    "eta_bw", "t_token_s", "t_layer_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
+    "moe_batch_exponent",
+)
+PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s")
+#: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
+BOUNDS = {
+    "eta_bw": (0.05, 1.0),
+    "t_token_s": (1e-5, 0.2),
+    "t_layer_s": (1e-7, 0.005),
+    "kv_read_factor": (0.5, 20.0),
+    "eta_decode_compute": (0.005, 1.0),
+    "eta_attn_decode": (0.002, 1.0),
+    "moe_batch_exponent": (0.2, 1.0),
+    "core_bw_gbs": (2.0, 200.0),
+    "eta_pp": (0.005, 1.0),
+    "attn_cost_fa": (0.3, 30.0),
+    "attn_cost_nofa": (0.3, 60.0),
+    "t_ubatch_s": (1e-5, 2.0),
+    "pp_quant_cost": (0.5, 5.0),
+    "t_moe_layer_s": (1e-6, 0.1),
+}
+#: A parameter must move some prediction by this much when doubled to count as identified.
+IDENTIFIED = 0.01
+
+
+def _clamp(name: str, value: float) -> float:
+    lo, hi = BOUNDS[name]
+    return min(max(value, lo), hi)
+
+
+def _log_errors(cases: list[Case], params: BackendParams, host: BackendParams | None = None) -> list[float]:
+    out = []
+    for case in cases:
+        predicted = predict(case, params, host)
+        out.append(math.log(predicted / case.measured) if predicted > 0 and math.isfinite(predicted) else 10.0)
+    return out
+
+
+def _identified(cases: list[Case], params: BackendParams, name: str) -> bool:
+    """Does doubling or halving ``name`` (within its bounds) move some prediction by 1%?"""
+    base = [predict(c, params) for c in cases]
+    for factor in (2.0, 0.5):
+        moved = replace(params, **{name: _clamp(name, getattr(params, name) * factor)})
+        if any(abs(predict(c, moved) / b - 1) > IDENTIFIED for c, b in zip(cases, base) if b > 0):
+            return True
+    return False
+
+
+def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) -> BackendParams:
+    """Fit the identified ``names`` on ``cases`` from ``start``."""
+    free = [n for n in names if _identified(cases, start, n)]
+    if not free or not cases:
+        return start
+
+    def build(point: list[float]) -> BackendParams:
+        return replace(start, **{n: _clamp(n, math.exp(v)) for n, v in zip(free, point)})
+
+    best = robust_least_squares(
+        lambda point: _log_errors(cases, build(point)),
+        [math.log(getattr(start, n)) for n in free],
+        [math.log(BOUNDS[n][0]) for n in free],
+        [math.log(BOUNDS[n][1]) for n in free],
+    )
+    return build(best)
+
+
+def residual_stats(cases: list[Case], params: BackendParams) -> dict:
+    """Spread of measured/predicted over ``cases``: what the page's range is made of."""
+    if not cases:
+        return {}
+    ratios = [math.exp(-e) for e in _log_errors(cases, params)]
+    apes = [abs(1 / r - 1) for r in ratios]
+    return {
+        "n": len(cases),
+        "mdape": round(statistics.median(apes), 4),
+        "p90_ape": round(percentile(apes, 0.9), 4),
+        "ratio_p10": round(percentile(ratios, 0.1), 4),
+        "ratio_p90": round(percentile(ratios, 0.9), 4),
+    }
+
+
+def group_cases(cases: list[Case]) -> dict[str, dict[str, list[Case]]]:
+    groups: dict[str, dict[str, list[Case]]] = defaultdict(lambda: {"tg": [], "pp": []})
+    for case in cases:
+        if case.resolved:
+            groups[case.key][case.test].append(case)
+    return groups
+
+
+def fit_all(cases: list[Case]) -> dict:
+    """Fit every engine/backend key; returns the content of fit.json."""
+    backends = {}
+    for key, tests in sorted(group_cases(cases).items()):
+        backend = key.split("/")[1]
+        params = PRIORS.get(backend, BackendParams())
+        params = fit_params(tests["tg"], params, TG_PARAMS)
+        params = fit_params(tests["pp"], params, PP_PARAMS)
+        # Prefill's memory bound shares eta_bw with decode; refit decode once with the final
+        # prefill parameters so both tests agree on it.
+        params = fit_params(tests["tg"], params, TG_PARAMS)
+        backends[key] = {
+            "params": {f.name: round(getattr(params, f.name), 9) for f in fields(BackendParams)},
+            "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},
+        }
+    return {
+        "generated_by": "python -m engine calibrate",
+        "measurements": "data/calibration/measurements.csv",
+        "rows": sum(1 for c in cases if c.resolved),
+        "backends": backends,
+    }
+
+
+def calibrate_main(check: bool = False) -> int:
+    cases = load_cases(str(MEASUREMENTS))
+    result = fit_all(cases)
+    text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    if check:
+        committed = FIT_FILE.read_text(encoding="utf-8") if FIT_FILE.exists() else ""
+        if committed != text:
+            print("data/calibration/fit.json differs from a fresh fit: run python -m engine calibrate", file=sys.stderr)
+            return 1
+        print("data/calibration/fit.json reproduces")
+        return 0
+    FIT_FILE.write_text(text, encoding="utf-8")
+    for key, entry in result["backends"].items():
+        stats = " ".join(f"{t}: n={s['n']} mdape={s['mdape']:.3f} p90={s['p90_ape']:.3f}" for t, s in entry["residuals"].items())
+        print(f"{key:<22} {stats}")
+    return 0

@@ -1,0 +1,238 @@
+"""``python -m engine score FILE.csv [--out PRED.csv]``: predict measured rows, report the error.
+
+Each row of a measurement file (the format of ``data/calibration/measurements.csv``) becomes a
+:class:`Case`: the set-up it ran (device, model, format, engine, backend, devices and split, flash
+attention, KV type, CPU threads, micro-batch) and the quantity it measured (``tg``: aggregate
+decode tokens/s of N tokens after ``depth``; ``pp``: prompt tokens/s). The prediction comes from
+the physics alone; a row is never looked up in measured data.
+
+Row conditions the source states in ``notes`` are inputs of the experiment and are read from
+there: ``threads=`` (CPU threads), ``n_ubatch=`` / ``-ub`` (micro-batch), ``kv=`` / ``-ctk`` (KV
+type), ``kind=single_stream_wall`` (a server's wall rate, which includes the TTFT of
+``prompt_tokens=``). Conditions the physics does not model (a power cap, an old build) are not
+read: their rows show up as residuals, and docs/calibration.md discusses them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+
+from .decode import StepFeatures, run_features, step_features, step_time_from
+from .errors import EngineInputError
+from .kvcache import kv_read_elements
+from .params import BackendParams
+from .prefill import PrefillFeatures, prefill_features, prefill_time_from
+from .system import System, build_system
+
+COLUMNS = (
+    "source_id", "hardware", "n_devices", "split_mode", "model", "params_b", "active_params_b", "quant",
+    "backend", "engine", "test", "n_tokens", "depth", "batch", "flash_attn", "tokens_per_s", "notes",
+)
+OUT_COLUMNS = COLUMNS + ("predicted_tps", "ape", "hardware_id", "model_id", "status")
+
+#: KV-cache types as sources write them -> our names: llama.cpp/vLLM ``kv=`` and ``-ctk``, and
+#: the Apple harness's ``kv_cache=`` settings (mlx ``--kv-bits``; its llama.cpp "kv" runs are
+#: ``-ctk q8_0``, see their test names).
+KV_NAMES = {"q8": "q8_0", "q8_0": "q8_0", "fp8": "fp8", "f16": "f16", "fp16": "f16", "q4_0": "q4_0"}
+HARNESS_KV = {
+    ("mlx", "kv"): "mlx-8bit", ("mlx", "kv4"): "mlx-4bit", ("mlx", "kv2"): "mlx-2bit",
+    ("mlx", "tq3"): "tq3.5", ("mlx", "tq3bit"): "tq3.5", ("mlx", "tq3.5bit"): "tq3.5",
+    ("gguf", "kv"): "q8_0", ("gguf", "kv4"): "q4_0",
+}
+
+
+@dataclass
+class Case:
+    """One measured row, resolved and reduced to physics features."""
+
+    row: dict
+    test: str
+    measured: float
+    key: str = ""  # engine/backend whose parameters predict it
+    status: str = "ok"
+    system: System | None = None
+    batch: int = 1
+    tokens: int = 0
+    #: tg: the mean decode step of the run; pp: the prefill of the prompt.
+    step: StepFeatures | None = None
+    prefill: PrefillFeatures | None = None
+    #: Server wall rates include the TTFT: its prefill and first step.
+    wall_prefill: PrefillFeatures | None = None
+    wall_first_step: StepFeatures | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def resolved(self) -> bool:
+        return self.status == "ok"
+
+
+def _int(text: str, default: int) -> int:
+    text = (text or "").strip()
+    return int(float(text)) if text else default
+
+
+def _note(notes: str, pattern: str) -> str | None:
+    match = re.search(pattern, notes)
+    return match.group(1) if match else None
+
+
+def row_request(row: dict) -> dict:
+    """The estimate request describing the set-up a measured row ran."""
+    notes = row.get("notes", "")
+    quant = row["quant"]
+    # Google's QAT Q4_0 GGUFs keep the embedding in Q8_0: a format of its own.
+    if quant == "Q4_0" and "qat" in notes.lower():
+        quant = "QAT-Q4_0"
+    split = row.get("split_mode", "none")
+    request = {
+        "hardware": row["hardware"],
+        "model": row["model"],
+        "quant": quant,
+        "engine": row["engine"],
+        "backend": row["backend"] if row["backend"] != "unknown" else None,
+        "gpus": _int(row.get("n_devices"), 1),
+        "split": split if split in ("layer", "row", "tensor") else "layer",
+        "flash_attn": {"1": True, "0": False}.get((row.get("flash_attn") or "").strip()),
+    }
+    kv = _note(notes, r"(?:\bkv=|-ctk )(\w+)")
+    if kv in KV_NAMES:
+        request["kv_quant"] = KV_NAMES[kv]
+    harness_kv = _note(notes, r"kv_cache=([\w.]+)")
+    if harness_kv:
+        family = "mlx" if quant.startswith("MLX") or row["engine"] in ("mlx-lm", "mlx-vlm", "omlx", "vllm-mlx") else "gguf"
+        if (family, harness_kv) in HARNESS_KV:
+            request["kv_quant"] = HARNESS_KV[(family, harness_kv)]
+    toolbox = _note(notes, r"toolbox=(\w+)")
+    if toolbox == "vulkan_amdvlk":
+        request["backend"] = "vulkan-amdvlk"
+    threads = _note(notes, r"\bthreads=(\d+)")
+    if threads and row["backend"] == "cpu":
+        request["threads"] = int(threads)
+    ubatch = _note(notes, r"(?:n_ubatch=|-ub )(\d+)")
+    if ubatch:
+        request["ubatch"] = int(ubatch)
+    nbatch = _note(notes, r"\bn_batch=(\d+)")
+    if nbatch:
+        request["nbatch"] = int(nbatch)
+    return request
+
+
+def case_from_row(row: dict) -> Case:
+    test = row.get("test", "")
+    try:
+        measured = float(row["tokens_per_s"])
+    except (KeyError, ValueError):
+        return Case(row, test, math.nan, status="bad: tokens_per_s")
+    case = Case(row, test, measured)
+    if test not in ("tg", "pp") or not measured > 0:
+        case.status = "bad: test or value"
+        return case
+    try:
+        request = row_request(row)
+        system = build_system(request)
+    except EngineInputError as exc:
+        case.status = f"unresolved: {exc.field or 'input'}: {exc.message}"
+        return case
+    case.system = system
+    case.key = system.params.key if system.params.own_fit else f"{system.engine.id}/{system.backend}"
+    case.batch = max(1, _int(row.get("batch"), 1))
+    case.tokens = max(1, _int(row.get("n_tokens"), 128 if test == "tg" else 512))
+    depth = max(0, _int(row.get("depth"), 0))
+    if test == "tg":
+        case.step = run_features(system, depth, case.tokens, case.batch)
+        notes = row.get("notes", "")
+        if "kind=single_stream_wall" in notes:
+            prompt = int(_note(notes, r"prompt_tokens=(\d+)") or depth or 1)
+            case.wall_prefill = prefill_features(system, prompt, 0, 1)
+            case.wall_first_step = step_features(system, kv_read_elements(system.arch, prompt), 1, prompt)
+    else:
+        case.prefill = prefill_features(system, case.tokens, depth, case.batch)
+    return case
+
+
+def predict(case: Case, params: BackendParams, host: BackendParams | None = None) -> float:
+    """Tokens per second the physics predicts for a case under ``params``."""
+    if case.test == "pp":
+        return case.tokens * case.batch / prefill_time_from(case.prefill, params).total_s
+    step = step_time_from(case.step, params, host).total_s
+    if case.wall_prefill is not None:
+        ttft = prefill_time_from(case.wall_prefill, params).total_s + step_time_from(case.wall_first_step, params, host).total_s
+        return case.tokens / (ttft + (case.tokens - 1) * step)
+    return case.batch / step
+
+
+def predict_default(case: Case) -> float:
+    """Prediction with the parameters the engine would use for this set-up today."""
+    system = case.system
+    return predict(case, system.params.params, system.host_params.params)
+
+
+def load_cases(path: str) -> list[Case]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in ("hardware", "model", "quant", "test", "tokens_per_s") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise EngineInputError(f"{path}: missing column(s) {', '.join(missing)}")
+        return [case_from_row(row) for row in reader]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1), linear interpolation between order statistics."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarize(apes: dict[str, list[float]], unresolved: int) -> str:
+    def part(test: str) -> str:
+        values = apes.get(test, [])
+        mdape = statistics.median(values) if values else math.nan
+        return f"{test}_mdape={mdape:.3f} {test}_p90={percentile(values, 0.9):.3f} {test}_n={len(values)}"
+
+    return f"SCORE {part('tg')} {part('pp')} unresolved={unresolved}"
+
+
+def score_cases(cases: list[Case], predictor=predict_default) -> tuple[list[float | None], str]:
+    predictions: list[float | None] = []
+    apes: dict[str, list[float]] = {"tg": [], "pp": []}
+    unresolved = 0
+    for case in cases:
+        if not case.resolved:
+            predictions.append(None)
+            unresolved += case.status.startswith("unresolved")
+            continue
+        value = predictor(case)
+        predictions.append(value)
+        apes[case.test].append(abs(value - case.measured) / case.measured)
+    return predictions, summarize(apes, unresolved)
+
+
+def score_main(path: str, out: str | None) -> int:
+    cases = load_cases(path)
+    predictions, line = score_cases(cases)
+    if out:
+        with open(out, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(dict.fromkeys([*cases[0].row.keys(), *OUT_COLUMNS])) if cases else OUT_COLUMNS, extrasaction="ignore")
+            writer.writeheader()
+            for case, predicted in zip(cases, predictions):
+                record = dict(case.row)
+                record["predicted_tps"] = "" if predicted is None else f"{predicted:.4f}"
+                record["ape"] = "" if predicted is None else f"{abs(predicted - case.measured) / case.measured:.4f}"
+                record["hardware_id"] = case.system.device.id if case.system else ""
+                record["model_id"] = case.system.model.id if case.system else ""
+                record["status"] = case.status
+                writer.writerow(record)
+    unresolved = [c for c in cases if c.status.startswith("unresolved")]
+    for case in unresolved[:10]:
+        print(f"unresolved: {case.row.get('hardware')} | {case.row.get('model')} | {case.row.get('quant')}: {case.status}", file=sys.stderr)
+    print(line)
+    return 0
