@@ -30,7 +30,7 @@ FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
-    "moe_batch_exponent",
+    "moe_batch_exponent", "dequant_ops",
 )
 PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s")
 #: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
@@ -42,6 +42,7 @@ BOUNDS = {
     "eta_decode_compute": (0.005, 1.0),
     "eta_attn_decode": (0.002, 1.0),
     "moe_batch_exponent": (0.2, 1.0),
+    "dequant_ops": (0.01, 300.0),
     "core_bw_gbs": (2.0, 200.0),
     "eta_pp": (0.005, 1.0),
     "attn_cost_fa": (0.3, 30.0),

@@ -2,14 +2,20 @@
 
 One step for ``batch`` sequences at ``context`` cached tokens (physics.md sections 1, 2, 5-7):
 
-    t = max(weights / (BW * eta_bw),  2 * active params * batch / (FLOPS * eta_decode_compute))
+    t = max(weights / (BW * eta_bw) + weights read * dequant_ops / FLOPS,
+            2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
-      + t_token + t_layer * layers   [+ host part] [+ interconnect]
+      + t_token + t_layer * layers * (1500 MHz / GPU clock)   [+ host part] [+ interconnect]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
 slower: GQA attention is memory bound, MLA attention (many heads over one latent) turns compute
-bound at long contexts, CPUs and big batches make the matmuls compute bound.
+bound at long contexts, CPUs and big batches make the matmuls compute bound. Quantised weights
+must be unpacked on the way in (``dequant_ops`` per weight, on the vector units), which does not
+overlap with the memory stream in practice: it is why a Q4_K_M model decodes at a smaller share
+of the bandwidth than its F16 original, most of all on GPUs with few FLOPS per byte (M1 Max).
+The per-layer overhead is a chain of tiny kernels whose duration is latency, i.e. GPU cycles, so
+it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``).
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .params import BackendParams
 from .parallel import split_sync_seconds
-from .roofline import bandwidth_bytes_s, thread_limited_bandwidth, thread_limited_flops, vector_flops
+from .roofline import bandwidth_bytes_s, clock_factor, thread_limited_bandwidth, thread_limited_flops, vector_flops
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction
 
@@ -45,6 +51,8 @@ class StepFeatures:
 
     device_dense_bytes: float  # read in full every step on the device(s)
     device_expert_bytes: float  # all routed experts held on the device(s)
+    device_dense_params: float  # weights behind device_dense_bytes
+    device_expert_params: float  # weights behind device_expert_bytes
     device_kv_bytes: float
     device_matmul_flops: float
     device_attention_flops: float
@@ -61,15 +69,18 @@ class StepFeatures:
     kv_bytes: float  # all KV read per step
     batch: int = 1
     expert_share: float = 1.0  # experts per token / experts (1 for dense models)
+    quantized: bool = False  # weights are unpacked on the way into the matmuls
+    clock_factor: float = 1.0  # reference clock / the GPU's clock
     #: Per-core bandwidth limit of a CPU backend: cores in use (0 = not a CPU backend).
     cpu_threads: int = 0
 
-    def weight_bytes(self, exponent: float) -> tuple[float, float]:
-        """(device, host) weight bytes one step reads with routing exponent ``exponent``."""
+    def weight_bytes(self, exponent: float) -> tuple[float, float, float]:
+        """(device bytes, host bytes, device weights) one step reads with routing ``exponent``."""
         touched = expert_fraction(self.expert_share, self.batch, exponent)
         return (
             self.device_dense_bytes + self.device_expert_bytes * touched,
             self.host_dense_bytes + self.host_expert_bytes * touched,
+            self.device_dense_params + self.device_expert_params * touched,
         )
 
 
@@ -104,19 +115,23 @@ def step_features(system: System, kv_context_elements: float, batch: int, attent
 
     dense = profile.dense_read + profile.lookup_row * batch
     experts = profile.experts
+    dense_params, expert_params = float(profile.dense_read_params), float(profile.expert_params)
     kv_read = batch * (kv_context_elements * system.kv_bytes_per_element + state_bytes(arch))
     matmul_flops = batch * 2 * arch.params_active
     attention_flops = batch * decode_attention_flops(arch, attention_context)
 
     host_dense = host_experts = host_kv = host_flops = 0.0
+    device_share_params = 1.0
     if placement.experts_on_host:
         host_experts = experts
+        expert_params = 0.0
         expert_share_of_active = profile.experts_read(distinct_expert_fraction(arch, 1)) / max(profile.read_per_token(distinct_expert_fraction(arch, 1)), 1.0)
         host_flops = matmul_flops * expert_share_of_active
         matmul_flops -= host_flops
     elif placement.offloaded:
         host_share = 1 - placement.gpu_layer_fraction
         host_dense, host_experts, host_kv = dense * host_share, experts * host_share, kv_read * host_share
+        device_share_params = 1 - host_share
         host_flops = (matmul_flops + attention_flops) * host_share
         attention_flops *= 1 - host_share
         matmul_flops *= 1 - host_share
@@ -132,6 +147,8 @@ def step_features(system: System, kv_context_elements: float, batch: int, attent
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,
+        device_dense_params=dense_params * device_share_params,
+        device_expert_params=expert_params * device_share_params,
         device_kv_bytes=kv_read - host_kv,
         device_matmul_flops=matmul_flops,
         device_attention_flops=attention_flops,
@@ -148,21 +165,25 @@ def step_features(system: System, kv_context_elements: float, batch: int, attent
         kv_bytes=kv_read,
         batch=batch,
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
+        quantized=system.quant.kind != "dense",
+        clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
         cpu_threads=threads,
     )
 
 
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
-    device_bytes, host_bytes = f.weight_bytes(p.moe_batch_exponent)
+    device_bytes, host_bytes, device_params = f.weight_bytes(p.moe_batch_exponent)
     bandwidth = f.bandwidth * p.eta_bw
     if f.cpu_threads:
         bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
     weights_s = device_bytes / bandwidth
+    if f.quantized:
+        weights_s += device_params * p.dequant_ops / f.flops_rate
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)
-    fixed_s = p.t_token_s + p.t_layer_s * f.layers
+    fixed_s = p.t_token_s + p.t_layer_s * f.layers * f.clock_factor
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p

@@ -45,6 +45,7 @@ SCHEMA = (
     Field("backend", str, required=True, choices=BACKENDS),
     Field("engine", str, required=True),
     Field("gpu_cores", int, lo=1, hi=100000),
+    Field("gpu_clock_mhz", float, lo=100, hi=4000),
     Field("cpu_cores", int, lo=1, hi=1024),
     Field("cpu_threads", int, lo=1, hi=2048),
     Field("pcie_gen", int, lo=1, hi=7),
@@ -94,6 +95,7 @@ class Device:
     memory_channels: int | None = None
     memory_data_rate_mts: float | None = None
     gpu_cores: int | None = None
+    gpu_clock_mhz: float | None = None
     cpu_cores: int | None = None
     cpu_threads: int | None = None
     pcie_gen: int | None = None

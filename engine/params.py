@@ -44,6 +44,9 @@ class BackendParams:
     #: Quantised weights cost this many times the matmul time of 16-bit ones in prefill
     #: (dequantisation into the tensor-core tiles; physics.md section 3).
     pp_quant_cost: float = 1.2
+    #: Vector operations to unpack one quantised weight in a decode step (scales, nibble
+    #: shuffles, codebook look-ups), not overlapped with the memory stream.
+    dequant_ops: float = 4.0
     #: Routing correlation of batched MoE decode: B sequences touch the experts B^exponent
     #: independent tokens would (1 = independent routing; weights.distinct_expert_fraction).
     moe_batch_exponent: float = 1.0

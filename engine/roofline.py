@@ -75,3 +75,13 @@ def thread_limited_bandwidth(bandwidth: float, threads: int, core_bw_gbs: float)
     """Memory bandwidth ``threads`` cores can pull: each core's outstanding cache-line misses cap
     it well below the socket's peak, so a few threads cannot saturate DDR5."""
     return min(bandwidth, threads * core_bw_gbs * GIGA)
+
+
+#: Clock at which the per-layer overhead ``t_layer_s`` is stated, MHz.
+REFERENCE_CLOCK_MHZ = 1500.0
+
+
+def clock_factor(device: Device) -> float:
+    """How much longer than at 1.5 GHz the device's latency-bound kernels take (1 if unknown)."""
+    clock = getattr(device, "gpu_clock_mhz", None)
+    return REFERENCE_CLOCK_MHZ / clock if clock else 1.0

@@ -3,6 +3,7 @@ from a request and checked for consistency, with the weights placed (offload dec
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -33,6 +34,57 @@ DEFAULT_HOST = "AMD Ryzen 9 7950X 64GB"
 def resolve_device(name: str) -> Device:
     devices = load_hardware()
     return devices[resolve(hardware_index(), name, field="hardware", display={k: d.name for k, d in devices.items()})]
+
+
+#: What a custom device must and may state (units as in the catalog, data/README.md).
+CUSTOM_REQUIRED = {"memory_gib": (0.5, 4096), "bandwidth_gbs": (1, 20000), "fp16_tflops": (0.005, 20000)}
+CUSTOM_OPTIONAL = {"fp32_tflops": (0.005, 2000), "gpu_clock_mhz": (100, 4000), "cpu_cores": (1, 1024), "pcie_gen": (1, 6)}
+CUSTOM_KINDS = {"gpu": "cuda", "soc": "metal", "cpu": "cpu"}
+
+
+def custom_device(spec: dict) -> Device:
+    """A device described by the user: ``{"name", "kind", "memory_gib", "bandwidth_gbs",
+    "fp16_tflops"}`` plus optional ``backend``, ``vendor``, ``fp32_tflops``, ``gpu_clock_mhz``,
+    ``cpu_cores``, ``pcie_gen``. Every problem is reported with the field's name."""
+    known = {"name", "kind", "backend", "vendor", *CUSTOM_REQUIRED, *CUSTOM_OPTIONAL}
+    unknown = sorted(set(spec) - known)
+    if unknown:
+        raise EngineInputError(f"custom hardware: unknown field(s) {', '.join(map(str, unknown))}", field="hardware")
+    kind = spec.get("kind", "gpu")
+    if kind not in CUSTOM_KINDS:
+        raise EngineInputError("custom hardware: kind must be gpu, soc or cpu", field="hardware.kind")
+    values = {}
+    for key, (lo, hi) in {**CUSTOM_REQUIRED, **CUSTOM_OPTIONAL}.items():
+        value = spec.get(key)
+        if value is None:
+            if key in CUSTOM_REQUIRED:
+                raise EngineInputError(f"custom hardware: {key} is required", field=f"hardware.{key}")
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not lo <= value <= hi:
+            raise EngineInputError(f"custom hardware: {key} must be a number from {lo:g} to {hi:g}", field=f"hardware.{key}")
+        values[key] = value
+    backend = spec.get("backend") or CUSTOM_KINDS[kind]
+    if backend not in BACKENDS:
+        raise EngineInputError(f"custom hardware: backend must be one of {', '.join(BACKENDS)}", field="hardware.backend")
+    vendor = spec.get("vendor") or {"cuda": "nvidia", "rocm": "amd", "metal": "apple"}.get(backend, "other")
+    name = spec.get("name") if isinstance(spec.get("name"), str) and spec.get("name").strip() else "Custom hardware"
+    return Device(
+        id="custom",
+        name=name.strip()[:80],
+        vendor=vendor if vendor in ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other") else "other",
+        family="Custom",
+        kind=kind,
+        form_factor="desktop",
+        status="released",
+        backend=backend,
+        engine="llama.cpp",
+        aliases=(),
+        source="entered by the user",
+        sources={},
+        pcie_gen=int(values.pop("pcie_gen")) if "pcie_gen" in values else None,
+        cpu_cores=int(values.pop("cpu_cores")) if "cpu_cores" in values else None,
+        **values,
+    )
 
 
 def resolve_model(name: str) -> Model:
@@ -190,9 +242,12 @@ def build_system(request: dict) -> System:
     """Resolve and cross-check a request (see request.py for its keys)."""
     options = parse_options(request)
     hardware = request["hardware"]
-    if not isinstance(hardware, str):
-        raise EngineInputError("hardware must be a catalog name", field="hardware")
-    device = resolve_device(hardware)
+    if isinstance(hardware, dict):
+        device = custom_device(hardware)
+    elif isinstance(hardware, str):
+        device = resolve_device(hardware)
+    else:
+        raise EngineInputError("hardware must be a catalog name or a custom specification", field="hardware")
     model = _model_info(request["model"])
     if not isinstance(request["quant"], str):
         raise EngineInputError("quant must be a name such as Q4_K_M", field="quant")

@@ -32,6 +32,8 @@ class WeightProfile:
     per_layer_experts: tuple[float, ...]  # routed-expert bytes of each block
     outside_layers: float  # embedding, head and final norm
     head: float  # the output projection read per token (the embedding matrix when tied)
+    dense_read_params: int = 0  # weights (not bytes) of dense_read + lookup rows
+    expert_params: int = 0  # weights of all routed experts
 
     def experts_read(self, fraction: float) -> float:
         """Routed-expert bytes read when ``fraction`` of each layer's experts are touched."""
@@ -47,6 +49,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     per_layer = [0.0] * arch.layers
     per_layer_experts = [0.0] * arch.layers
     total = mtp = dense = lookup = experts = outside = head = 0.0
+    dense_params = expert_params = 0
     has_output = any(t.name == "output" for t in arch.tensors)
     for tensor, size in zip(arch.tensors, sizes):
         if tensor.mtp:
@@ -59,15 +62,19 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
             outside += size
         if tensor.is_routed_expert:
             experts += size
+            expert_params += tensor.params
             per_layer_experts[tensor.layer] += size
         elif tensor.name in LOOKUP_TENSORS:
             lookup += size / tensor.rows
+            dense_params += tensor.cols * tensor.experts
             if tensor.name == "token_embd" and not has_output:
                 # Tied embeddings: the output head multiplies by the embedding matrix.
                 dense += size
+                dense_params += tensor.params
                 head = size
         else:
             dense += size
+            dense_params += tensor.params
             if tensor.name == "output":
                 head = size
     return WeightProfile(
@@ -81,6 +88,8 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         per_layer_experts=tuple(per_layer_experts),
         outside_layers=outside,
         head=head,
+        dense_read_params=dense_params,
+        expert_params=expert_params,
     )
 
 
