@@ -14,14 +14,16 @@ from .decode import ceiling_tps, run_mean_step, step_at
 from .errors import EngineInputError
 from .memory import MemoryNeed
 from .prefill import prefill_time
+from .speculative import check_draft, plan
 from .stream import stream_schedule
 from .system import System, build_system
 
 
-def _memory(system: System) -> tuple[MemoryNeed, str, dict]:
-    need = MemoryNeed(system.weight_bytes, system.kv_bytes, system.compute_bytes, system.runtime_bytes)
+def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, dict]:
+    """Memory need and verdict; ``extra_bytes`` (a draft model) sits on the accelerator too."""
+    need = MemoryNeed(system.weight_bytes + extra_bytes, system.kv_bytes, system.compute_bytes, system.runtime_bytes)
     placement = system.placement
-    gpu_need = system.gpu_need(placement)
+    gpu_need = system.gpu_need(placement) + extra_bytes
     host_need = placement.host_bytes + system.kv_bytes * (1 - placement.gpu_layer_fraction)
     if gpu_need > system.usable_bytes:
         verdict = "no"
@@ -31,6 +33,7 @@ def _memory(system: System) -> tuple[MemoryNeed, str, dict]:
         verdict = "fits"
     report = {
         "weights_gb": need.weights / GB,
+        "draft_gb": extra_bytes / GB,
         "kv_gb": need.kv / GB,
         "compute_buffer_gb": need.compute / GB,
         "runtime_gb": need.runtime / GB,
@@ -47,6 +50,19 @@ def _memory(system: System) -> tuple[MemoryNeed, str, dict]:
     return need, verdict, report
 
 
+def _speculation(request: dict, system: System):
+    """The draft system (None for MTP) when the request asks for speculative decoding."""
+    o = system.options
+    if not (o.draft or o.mtp):
+        return None, None
+    draft = None
+    if o.draft:
+        draft_request = {k: v for k, v in request.items() if k not in ("draft", "mtp", "acceptance", "schedule")}
+        draft = build_system({**draft_request, "model": o.draft})
+        check_draft(system, draft)
+    return draft, True
+
+
 def _tier(system: System) -> str:
     return "calibrated" if system.params.own_fit else "projected"
 
@@ -58,7 +74,7 @@ def estimate(request: dict) -> dict:
     """
     system = build_system(request)
     o = system.options
-    _need, verdict, memory = _memory(system)
+    draft, speculative = _speculation(request, system)
 
     cached = o.prefix_cached
     prefill = prefill_time(system, o.prompt_tokens - cached, o.depth + cached, o.batch)
@@ -68,7 +84,13 @@ def estimate(request: dict) -> dict:
 
     run_start = prompt_context + o.reasoning_tokens
     mean_step = run_mean_step(system, run_start, o.gen_tokens, o.batch)
-    decode = 1.0 / mean_step.total_s
+    plain_decode = 1.0 / mean_step.total_s
+    decode = plain_decode
+    spec_plan = None
+    if speculative:
+        spec_plan = plan(system, draft, run_start + o.gen_tokens // 2)
+        decode = spec_plan.tps
+    _need, verdict, memory = _memory(system, spec_plan.draft_memory_bytes if spec_plan else 0.0)
     empty_step = step_at(system, 0, 1)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
@@ -77,6 +99,7 @@ def estimate(request: dict) -> dict:
         "decode_tps_low": decode * params.ratio_p10,
         "decode_tps_high": decode * params.ratio_p90,
         "decode_ceiling_tps": ceiling_tps(system),
+        "decode_tps_plain": plain_decode,
         "aggregate_tps": decode * o.batch,
         "prefill_tps": prefill_tps,
         "ttft_s": ttft_s,
@@ -119,8 +142,10 @@ def estimate(request: dict) -> dict:
             "first_step_s": first_step.total_s,
         },
     }
+    if spec_plan is not None:
+        result["speculative"] = spec_plan.as_dict(plain_decode)
     if o.schedule:
-        result["schedule"] = stream_schedule(system, ttft_s)
+        result["schedule"] = stream_schedule(system, ttft_s, draft if speculative else None)
     _check_finite(result)
     return result
 

@@ -107,18 +107,25 @@ class StepTime:
         return self.weights_s >= self.matmul_s
 
 
-def step_features(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepFeatures:
-    """Features of a step with ``kv_context_elements`` cached KV elements per sequence."""
+def step_features(
+    system: System, kv_context_elements: float, batch: int, attention_context: float, tokens_per_sequence: int = 1
+) -> StepFeatures:
+    """Features of a step with ``kv_context_elements`` cached KV elements per sequence.
+
+    ``tokens_per_sequence`` > 1 is a verification pass of speculative decoding: several new
+    tokens of the same sequence in one forward pass (one read of its cache, more matmul work).
+    """
     profile = system.profile
     arch = system.arch
     placement = system.placement
+    tokens = batch * tokens_per_sequence
 
-    dense = profile.dense_read + profile.lookup_row * batch
+    dense = profile.dense_read + profile.lookup_row * tokens
     experts = profile.experts
     dense_params, expert_params = float(profile.dense_read_params), float(profile.expert_params)
     kv_read = batch * (kv_context_elements * system.kv_bytes_per_element + state_bytes(arch))
-    matmul_flops = batch * 2 * arch.params_active
-    attention_flops = batch * decode_attention_flops(arch, attention_context)
+    matmul_flops = tokens * 2 * arch.params_active
+    attention_flops = tokens * decode_attention_flops(arch, attention_context)
 
     host_dense = host_experts = host_kv = host_flops = 0.0
     device_share_params = 1.0
@@ -161,9 +168,9 @@ def step_features(system: System, kv_context_elements: float, batch: int, attent
         host_flops=host_flops,
         host_bandwidth=host_bandwidth,
         host_flops_rate=host_flops_rate,
-        sync_s=split_sync_seconds(system, batch),
+        sync_s=split_sync_seconds(system, tokens),
         kv_bytes=kv_read,
-        batch=batch,
+        batch=tokens,
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
         quantized=system.quant.kind != "dense",
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,

@@ -2,7 +2,9 @@
 
 The first token appears after the TTFT; every later one a decode step later, and each step is a
 little slower than the one before because the KV cache it reads has grown by one token. Hidden
-reasoning tokens are generated first (the "thinking" phase) and count in the cache.
+reasoning tokens are generated first (the "thinking" phase) and count in the cache. Under
+speculative decoding tokens arrive in bursts: every cycle (k drafted tokens, one verification)
+releases the accepted drafts and the target's own token at once.
 """
 
 from __future__ import annotations
@@ -36,17 +38,42 @@ def _step_times(system, start: int, count: int) -> list[float]:
     return times
 
 
-def stream_schedule(system, ttft_s: float) -> dict:
-    """Arrival time (seconds from the request) of every reasoning and answer token."""
+def _speculative_arrivals(system, draft, ttft_s: float, start: int, total: int) -> list[float]:
+    """Arrivals in bursts: cycle times from the plan at the first and last context, linear in
+    between (the cache grows by each burst), burst sizes drawn with the acceptance."""
+    from .speculative import burst_sizes, plan
+
+    first = plan(system, draft, start)
+    last = plan(system, draft, start + total)
+    arrivals = [ttft_s]
+    now = ttft_s
+    done = 1
+    for size in burst_sizes(first.acceptance, first.drafted, total - 1):
+        share = done / total
+        now += first.cycle_s + share * (last.cycle_s - first.cycle_s)
+        arrivals.extend([now] * size)
+        done += size
+    return arrivals
+
+
+def stream_schedule(system, ttft_s: float, draft=None) -> dict:
+    """Arrival time (seconds from the request) of every reasoning and answer token.
+
+    ``draft``: the draft system of speculative decoding (None with MTP or without speculation;
+    the request's ``mtp``/``draft`` options decide).
+    """
     o = system.options
     total = o.reasoning_tokens + o.gen_tokens
     if total > MAX_SCHEDULE_TOKENS:
         raise EngineInputError(f"a streamed answer is limited to {MAX_SCHEDULE_TOKENS:,} tokens", field="gen_tokens")
     start = o.depth + o.prompt_tokens
-    steps = _step_times(system, start + 1, total - 1) if total > 1 else []
-    arrivals = [ttft_s]
-    for step in steps:
-        arrivals.append(arrivals[-1] + step)
+    if o.draft or o.mtp:
+        arrivals = _speculative_arrivals(system, draft, ttft_s, start, total)
+    else:
+        steps = _step_times(system, start + 1, total - 1) if total > 1 else []
+        arrivals = [ttft_s]
+        for step in steps:
+            arrivals.append(arrivals[-1] + step)
     return {
         "ttft_s": ttft_s,
         "reasoning_tokens": o.reasoning_tokens,

@@ -34,6 +34,7 @@ class WeightProfile:
     head: float  # the output projection read per token (the embedding matrix when tied)
     dense_read_params: int = 0  # weights (not bytes) of dense_read + lookup rows
     expert_params: int = 0  # weights of all routed experts
+    mtp_experts: float = 0.0  # routed-expert bytes inside the MTP layers
 
     def experts_read(self, fraction: float) -> float:
         """Routed-expert bytes read when ``fraction`` of each layer's experts are touched."""
@@ -41,6 +42,13 @@ class WeightProfile:
 
     def read_per_token(self, expert_fraction: float) -> float:
         return self.dense_read + self.lookup_row + self.experts_read(expert_fraction)
+
+    def mtp_read_per_token(self, expert_fraction: float) -> float:
+        """Bytes one multi-token-prediction draft step reads: its block (top-k of its experts)
+        and the output head it shares with the main model."""
+        if not self.mtp:
+            return 0.0
+        return self.mtp - self.mtp_experts * (1 - expert_fraction) + self.head
 
 
 @lru_cache(maxsize=512)
@@ -50,10 +58,13 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     per_layer_experts = [0.0] * arch.layers
     total = mtp = dense = lookup = experts = outside = head = 0.0
     dense_params = expert_params = 0
+    mtp_experts = 0.0
     has_output = any(t.name == "output" for t in arch.tensors)
     for tensor, size in zip(arch.tensors, sizes):
         if tensor.mtp:
             mtp += size
+            if tensor.is_routed_expert:
+                mtp_experts += size
             continue
         total += size
         if 0 <= tensor.layer < arch.layers:
@@ -90,6 +101,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         head=head,
         dense_read_params=dense_params,
         expert_params=expert_params,
+        mtp_experts=mtp_experts,
     )
 
 
