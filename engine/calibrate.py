@@ -30,9 +30,10 @@ FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
-    "moe_batch_exponent", "dequant_ops",
+    "moe_batch_exponent", "dequant_ops", "sync_factor", "soc_bw_factor",
 )
-PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s")
+PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor")
+ALL_PARAMS = TG_PARAMS + tuple(name for name in PP_PARAMS if name not in TG_PARAMS)
 #: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
 BOUNDS = {
     "eta_bw": (0.05, 1.0),
@@ -43,6 +44,8 @@ BOUNDS = {
     "eta_attn_decode": (0.002, 1.0),
     "moe_batch_exponent": (0.2, 1.0),
     "dequant_ops": (0.01, 300.0),
+    "sync_factor": (0.05, 200.0),
+    "soc_bw_factor": (0.3, 1.0),
     "core_bw_gbs": (2.0, 200.0),
     "eta_pp": (0.005, 1.0),
     "attn_cost_fa": (0.3, 30.0),
@@ -125,11 +128,9 @@ def fit_all(cases: list[Case]) -> dict:
     for key, tests in sorted(group_cases(cases).items()):
         backend = key.split("/")[1]
         params = PRIORS.get(backend, BackendParams())
-        params = fit_params(tests["tg"], params, TG_PARAMS)
-        params = fit_params(tests["pp"], params, PP_PARAMS)
-        # Prefill's memory bound shares eta_bw with decode; refit decode once with the final
-        # prefill parameters so both tests agree on it.
-        params = fit_params(tests["tg"], params, TG_PARAMS)
+        # One joint fit over decode and prefill rows: they share eta_bw (prefill's memory bound)
+        # and the interconnect factor.
+        params = fit_params(tests["tg"] + tests["pp"], params, ALL_PARAMS)
         backends[key] = {
             "params": {f.name: round(getattr(params, f.name), 9) for f in fields(BackendParams)},
             "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},

@@ -71,6 +71,7 @@ class StepFeatures:
     expert_share: float = 1.0  # experts per token / experts (1 for dense models)
     quantized: bool = False  # weights are unpacked on the way into the matmuls
     clock_factor: float = 1.0  # reference clock / the GPU's clock
+    unified_memory: bool = False  # an SoC's LPDDR shared with the CPU, not a card's GDDR/HBM
     #: Per-core bandwidth limit of a CPU backend: cores in use (0 = not a CPU backend).
     cpu_threads: int = 0
 
@@ -174,6 +175,7 @@ def step_features(
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
         quantized=system.quant.kind != "dense",
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
+        unified_memory=device.kind == "soc",
         cpu_threads=threads,
     )
 
@@ -181,7 +183,7 @@ def step_features(
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
     device_bytes, host_bytes, device_params = f.weight_bytes(p.moe_batch_exponent)
-    bandwidth = f.bandwidth * p.eta_bw
+    bandwidth = f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0)
     if f.cpu_threads:
         bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
     weights_s = device_bytes / bandwidth
@@ -197,7 +199,8 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_mem = (host_bytes + f.host_kv_bytes * hp.kv_read_factor) / (f.host_bandwidth * hp.eta_bw)
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
-    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, f.sync_s, device_bytes + host_bytes, f.kv_bytes)
+    sync_s = f.sync_s * p.sync_factor
+    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes)
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:

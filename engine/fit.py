@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 #: Scale of the pseudo-Huber loss on log(predicted/measured): errors below ~10% count
 #: quadratically, larger ones linearly, so a few rows the physics cannot explain (an old build,
 #: a power cap) do not drag the fit of all the others.
-LOSS_SCALE = 0.10
+LOSS_SCALE = 0.05
 
 
 def robust_loss(log_ratios: Sequence[float]) -> float:

@@ -47,6 +47,11 @@ def link(system: System) -> tuple[str, float, float]:
 
 
 def split_sync_seconds(system: System, tokens: int) -> float:
+    """Interconnect time at the priors above; engines scale it by their ``sync_factor``."""
+    return raw_split_sync_seconds(system, tokens)
+
+
+def raw_split_sync_seconds(system: System, tokens: int) -> float:
     """Interconnect time added to one forward pass over ``tokens`` tokens (a decode step of a
     batch, or a prefill micro-batch) by splitting across ``system.gpus`` cards."""
     cards = system.gpus

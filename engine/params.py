@@ -24,6 +24,9 @@ class BackendParams:
 
     #: Fraction of the peak memory bandwidth that weight streaming realises during decode.
     eta_bw: float = 0.75
+    #: Realised bandwidth of a system-on-chip's shared LPDDR relative to a card's GDDR/HBM
+    #: (more agents on the bus, lower per-channel efficiency); 1 where a backend only has one kind.
+    soc_bw_factor: float = 1.0
     #: Fixed cost per decode step (sampling, synchronisation, host round trip), seconds.
     t_token_s: float = 0.002
     #: Extra cost per layer per decode step (kernel launches and their gaps), seconds.
@@ -56,6 +59,9 @@ class BackendParams:
     t_ubatch_s: float = 0.01
     #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds.
     t_moe_layer_s: float = 0.002
+    #: Multiplier on the interconnect time of row/tensor splits (parallel.py's priors): an
+    #: engine's split implementation can be better or worse than NCCL-grade all-reduces.
+    sync_factor: float = 1.0
     #: CPU backends: bandwidth one core can pull, GB/s (line-fill buffers limit a core to a
     #: fraction of the socket's peak; measured single-core bandwidth on Zen 4 / Apple M is ~20-60).
     core_bw_gbs: float = 25.0

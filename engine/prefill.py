@@ -47,10 +47,12 @@ class PrefillFeatures:
     micro_batches: int
     memory_bytes: float  # weights touched + KV read, over all micro-batches
     bandwidth: float  # bytes/s at peak
-    transfer_s: float  # interconnect: split synchronisation, PCIe copies of offloaded weights
+    transfer_s: float  # PCIe copies of offloaded weights
+    sync_s: float  # split synchronisation at the priors (engines scale it by sync_factor)
     flash_attn: bool
     quantized: bool  # weights need dequantising on the way into the matmuls
     moe_layers: int  # layers with routed experts (each pays a routing step per micro-batch)
+    unified_memory: bool = False  # see decode.StepFeatures
 
 
 @dataclass(frozen=True)
@@ -123,10 +125,11 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
-    transfer_s = micro_batches * split_sync_seconds(system, tokens_per_ubatch) if split != "layer" else 0.0
+    sync_s = micro_batches * split_sync_seconds(system, tokens_per_ubatch) if split != "layer" else 0.0
+    transfer_s = 0.0
     if placement.offloaded:
         pcie = (system.device.pcie_gbs or DEFAULT_PCIE_GBS) * 1e9
-        transfer_s += micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
+        transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
     return PrefillFeatures(
         dense_flops=dense_flops,
         attention_flops=attn_flops,
@@ -135,9 +138,11 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         memory_bytes=memory_bytes,
         bandwidth=bandwidth,
         transfer_s=transfer_s,
+        sync_s=sync_s,
         flash_attn=system.flash_attn,
         quantized=system.quant.kind != "dense",
         moe_layers=profile.expert_layers,
+        unified_memory=system.device.kind == "soc",
     )
 
 
@@ -145,9 +150,10 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
     matmul_cost = p.pp_quant_cost if f.quantized else 1.0
     compute_s = (f.dense_flops * matmul_cost + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
-    memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw)
+    memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0))
     fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
-    return PrefillTime(compute_s, memory_s, f.transfer_s, fixed_s, f.dense_flops, f.attention_flops)
+    transfer_s = f.transfer_s + f.sync_s * p.sync_factor
+    return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

@@ -81,6 +81,23 @@ def _note(notes: str, pattern: str) -> str | None:
     return match.group(1) if match else None
 
 
+#: llama.cpp builds before this number (June 2024) are a different engine for the physics:
+#: no CUDA graphs, cuBLAS prefill of dequantised weights, old split code (engines.toml).
+LEGACY_LLAMA_CPP_BUILD = 3000
+
+
+def llama_cpp_build(row: dict) -> int | None:
+    """The llama.cpp build number a row names (``build 4426e298 (2824)``, ``build 1691 (...)``,
+    ``backend_version=b5220``, or a source id ending in ``_b7941``)."""
+    notes = row.get("notes", "")
+    for pattern in (r"build [0-9a-f]{7,9} \((\d{3,5})\)", r"build (\d{3,5}) \(", r"backend_version=b(\d{3,5})"):
+        found = _note(notes, pattern)
+        if found:
+            return int(found)
+    found = re.search(r"_b(\d{3,5})$", row.get("source_id", ""))
+    return int(found.group(1)) if found else None
+
+
 def row_request(row: dict) -> dict:
     """The estimate request describing the set-up a measured row ran."""
     notes = row.get("notes", "")
@@ -107,6 +124,9 @@ def row_request(row: dict) -> dict:
         family = "mlx" if quant.startswith("MLX") or row["engine"] in ("mlx-lm", "mlx-vlm", "omlx", "vllm-mlx") else "gguf"
         if (family, harness_kv) in HARNESS_KV:
             request["kv_quant"] = HARNESS_KV[(family, harness_kv)]
+    build = llama_cpp_build(row)
+    if row["engine"] == "llama.cpp" and build is not None and build < LEGACY_LLAMA_CPP_BUILD:
+        request["engine"] = "llama.cpp (before mid-2024)"
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"

@@ -93,6 +93,8 @@ def _mtp_step_seconds(system: System) -> float:
         raise EngineInputError(f"{system.model.name} has no multi-token-prediction head", field="mtp")
     bytes_read = profile.mtp_read_per_token(distinct_expert_fraction(system.arch, 1))
     bandwidth = system.device.bandwidth_gbs * 1e9 * p.eta_bw * (system.gpus if system.options.split != "layer" else 1)
+    if system.device.kind == "soc":
+        bandwidth *= p.soc_bw_factor
     return bytes_read / bandwidth + p.t_layer_s + p.t_token_s
 
 
