@@ -159,3 +159,33 @@ def calibrate_main(check: bool = False) -> int:
         stats = " ".join(f"{t}: n={s['n']} mdape={s['mdape']:.3f} p90={s['p90_ape']:.3f}" for t, s in entry["residuals"].items())
         print(f"{key:<22} {stats}")
     return 0
+
+
+def params_for(case: Case, fitted: dict) -> BackendParams:
+    """The parameters a fit gives a case: its engine's own, else the nearest base engine's on the
+    same backend, else the backend's prior (what an unmeasured engine gets on the page)."""
+    backend = case.system.backend
+    for engine_id in case.system.engine.lineage():
+        key = f"{engine_id}/{backend}"
+        if key in fitted:
+            return BackendParams.from_dict(fitted[key]["params"])
+    return PRIORS.get(backend, BackendParams())
+
+
+def cross_validate(cases: list[Case]) -> dict:
+    """Leave-one-source-out: fit without a source, predict its rows. The honest figure for
+    hardware and software nobody measured. Returns {backend: {test: [ape, ...]}} and per source."""
+    resolved = [c for c in cases if c.resolved]
+    by_backend: dict = defaultdict(lambda: {"tg": [], "pp": []})
+    by_source: dict = defaultdict(lambda: {"tg": [], "pp": []})
+    for source in sorted({c.row.get("source_id", "") for c in resolved}):
+        train = [c for c in resolved if c.row.get("source_id", "") != source]
+        fitted = fit_all(train)["backends"]
+        for case in resolved:
+            if case.row.get("source_id", "") != source:
+                continue
+            predicted = predict(case, params_for(case, fitted))
+            ape = abs(predicted - case.measured) / case.measured
+            by_backend[case.system.backend][case.test].append(ape)
+            by_source[source][case.test].append(ape)
+    return {"backend": dict(by_backend), "source": dict(by_source)}
