@@ -20,10 +20,11 @@ from .system import System, build_system
 
 
 def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, dict]:
-    """Memory need and verdict; ``extra_bytes`` (a draft model) sits on the accelerator too."""
+    """Memory need and verdict; ``extra_bytes`` (a draft model or MTP head) sit on the
+    accelerator too (a draft's are already in the system's reserve)."""
     need = MemoryNeed(system.weight_bytes + extra_bytes, system.kv_bytes, system.compute_bytes, system.runtime_bytes)
     placement = system.placement
-    gpu_need = system.gpu_need(placement) + extra_bytes
+    gpu_need = system.gpu_need(placement) + (0.0 if system.reserve_bytes else extra_bytes)
     host_need = placement.host_bytes + system.kv_bytes * (1 - placement.gpu_layer_fraction)
     if gpu_need > system.usable_bytes:
         verdict = "no"
@@ -50,17 +51,17 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
     return need, verdict, report
 
 
-def _speculation(request: dict, system: System):
-    """The draft system (None for MTP) when the request asks for speculative decoding."""
+def _build_with_draft(request: dict) -> tuple[System, System | None]:
+    """The target system and, for speculative decoding with a draft model, the draft's, with the
+    target's weights placed around the draft (both sit on the accelerator)."""
+    system = build_system(request)
     o = system.options
-    if not (o.draft or o.mtp):
-        return None, None
-    draft = None
-    if o.draft:
-        draft_request = {k: v for k, v in request.items() if k not in ("draft", "mtp", "acceptance", "schedule")}
-        draft = build_system({**draft_request, "model": o.draft})
-        check_draft(system, draft)
-    return draft, True
+    if not o.draft:
+        return system, None
+    draft_request = {k: v for k, v in request.items() if k not in ("draft", "mtp", "acceptance", "schedule")}
+    draft = build_system({**draft_request, "model": o.draft})
+    check_draft(system, draft)
+    return build_system(request, reserve_bytes=draft.weight_bytes + draft.kv_bytes), draft
 
 
 def _tier(system: System) -> str:
@@ -72,9 +73,9 @@ def estimate(request: dict) -> dict:
 
     Raises :class:`EngineInputError` for input it cannot use. Every number returned is finite.
     """
-    system = build_system(request)
+    system, draft = _build_with_draft(request)
     o = system.options
-    draft, speculative = _speculation(request, system)
+    speculative = bool(o.draft or o.mtp)
 
     cached = o.prefix_cached
     prefill = prefill_time(system, o.prompt_tokens - cached, o.depth + cached, o.batch)
@@ -90,7 +91,9 @@ def estimate(request: dict) -> dict:
     if speculative:
         spec_plan = plan(system, draft, run_start + o.gen_tokens // 2)
         decode = spec_plan.tps
-    _need, verdict, memory = _memory(system, spec_plan.draft_memory_bytes if spec_plan else 0.0)
+    # An MTP head is part of the model's weights (System.weight_bytes); a draft model is extra.
+    draft_bytes = spec_plan.draft_memory_bytes if spec_plan and spec_plan.method == "draft" else 0.0
+    _need, verdict, memory = _memory(system, draft_bytes)
     empty_step = step_at(system, 0, 1)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
@@ -171,7 +174,9 @@ def handle(message_json: str) -> str:
     from .listing import list_catalog
     from .view import estimate_view
 
-    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view}
+    from .explore import functions as explore_functions
+
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, **explore_functions()}
     try:
         message = json.loads(message_json)
         fn = functions.get(message.get("fn")) if isinstance(message, dict) else None

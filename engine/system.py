@@ -134,6 +134,8 @@ class System:
     kv_bytes_per_element: float
     params: ResolvedParams
     host_params: ResolvedParams
+    #: Accelerator memory kept free for something else (a speculative draft model).
+    reserve_bytes: float = 0.0
 
     @property
     def arch(self) -> Architecture:
@@ -187,6 +189,7 @@ class System:
             + self.kv_bytes * placement.gpu_layer_fraction
             + self.compute_bytes
             + self.runtime_bytes
+            + self.reserve_bytes
         )
 
     @cached_property
@@ -238,8 +241,9 @@ def _pick_backend(requested: str | None, device: Device, engine: Engine) -> str:
     return backend
 
 
-def build_system(request: dict) -> System:
-    """Resolve and cross-check a request (see request.py for its keys)."""
+def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
+    """Resolve and cross-check a request (see request.py for its keys). ``reserve_bytes`` of
+    accelerator memory are kept free (for a draft model) when placing the weights."""
     options = parse_options(request)
     hardware = request["hardware"]
     if isinstance(hardware, dict):
@@ -287,4 +291,5 @@ def build_system(request: dict) -> System:
         kv_bytes_per_element=kv_bytes_per_element(options.kv_quant),
         params=resolve_params(lineage, backend),
         host_params=resolve_params(lineage, "cpu"),
+        reserve_bytes=reserve_bytes,
     )

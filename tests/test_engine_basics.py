@@ -29,14 +29,12 @@ def test_result_has_the_contract_keys():
     assert result["tier"] in ("measured", "calibrated", "projected")
 
 
-def test_seed_sanity_case_rtx_4090_llama_8b_q4():
-    """Seed 000: 1008 GB/s / 4.9 GB = ~205 tok/s ceiling, observed 120-150 tok/s."""
+def test_q4_k_m_weights_and_the_range_around_the_prediction():
+    """Q4_K_M is ~4.9 bits per weight on Llama 3 8B, so ~4.9 GB of weights, not 4.0 or 4.5
+    (the seeds' sanity speeds are in test_physics_sanity.py)."""
     result = estimate(BASE)
-    assert 190 <= result["decode_ceiling_tps"] <= 225
-    assert 115 <= result["decode_tps"] <= 160
     assert result["decode_tps_low"] <= result["decode_tps"] <= result["decode_tps_high"]
     assert result["fit"] == "fits"
-    # Q4_K_M is ~4.9 bits per weight on Llama 3 8B, so ~4.9 GB of weights, not 4.0 or 4.5.
     assert 4.7 <= result["memory"]["weights_gb"] <= 5.1
 
 
