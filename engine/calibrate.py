@@ -132,7 +132,8 @@ def fit_all(cases: list[Case]) -> dict:
         # and the interconnect factor.
         params = fit_params(tests["tg"] + tests["pp"], params, ALL_PARAMS)
         backends[key] = {
-            "params": {f.name: round(getattr(params, f.name), 9) for f in fields(BackendParams)},
+            # Six significant digits: the fit's precision, and stable across platforms' last bits.
+            "params": {f.name: float(f"{getattr(params, f.name):.6g}") for f in fields(BackendParams)},
             "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},
         }
     return {

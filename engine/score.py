@@ -193,7 +193,11 @@ def predict_default(case: Case) -> float:
 
 
 def load_cases(path: str) -> list[Case]:
-    with open(path, newline="", encoding="utf-8") as handle:
+    try:
+        handle = open(path, newline="", encoding="utf-8")
+    except OSError as exc:
+        raise EngineInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with handle:
         reader = csv.DictReader(handle)
         missing = [c for c in ("hardware", "model", "quant", "test", "tokens_per_s") if c not in (reader.fieldnames or [])]
         if missing:
