@@ -12,6 +12,7 @@ import math
 from .catalog import GB
 from .decode import ceiling_tps, run_mean_step, step_at
 from .errors import EngineInputError
+from .measured import find
 from .memory import MemoryNeed
 from .prefill import prefill_time
 from .speculative import check_draft, plan
@@ -64,8 +65,24 @@ def _build_with_draft(request: dict) -> tuple[System, System | None]:
     return build_system(request, reserve_bytes=draft.weight_bytes + draft.kv_bytes), draft
 
 
-def _tier(system: System) -> str:
+def _tier(system: System, measured: dict) -> str:
+    """measured: a benchmark of this very set-up exists; calibrated: this engine/backend was
+    fitted on measurements; projected: neither (borrowed parameters or priors)."""
+    if measured.get("decode") or measured.get("prefill"):
+        return "measured"
     return "calibrated" if system.params.own_fit else "projected"
+
+
+def _measured(system: System, run_start: int) -> dict:
+    """Measured points matching this set-up (display only; see engine/measured.py)."""
+    o = system.options
+    if system.device.id == "custom" or system.model.catalog is None or o.draft or o.mtp:
+        return {}
+    found = {
+        "decode": find(system, "tg", o.gen_tokens, run_start),
+        "prefill": find(system, "pp", o.prompt_tokens, o.depth),
+    }
+    return {k: v for k, v in found.items() if v}
 
 
 def estimate(request: dict) -> dict:
@@ -95,6 +112,7 @@ def estimate(request: dict) -> dict:
     draft_bytes = spec_plan.draft_memory_bytes if spec_plan and spec_plan.method == "draft" else 0.0
     _need, verdict, memory = _memory(system, draft_bytes)
     empty_step = step_at(system, 0, 1)
+    measured = _measured(system, run_start)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
     result = {
@@ -108,7 +126,8 @@ def estimate(request: dict) -> dict:
         "ttft_s": ttft_s,
         "fit": verdict,
         "memory": memory,
-        "tier": _tier(system),
+        "tier": _tier(system, measured),
+        "measured": measured,
         "hardware": system.device.summary() | {"gpus": system.gpus},
         "model": {
             "id": system.model.id,

@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     p_cal = sub.add_parser("calibrate", help="fit the free parameters on the calibration set")
     p_cal.add_argument("--check", action="store_true", help="fail if the committed fit differs from a fresh one")
     sub.add_parser("bench", help="estimates per second, the SCORE line, cross-validation by backend")
+    p_measured = sub.add_parser("measured", help="rebuild data/measured/points.json from the calibration set")
+    p_measured.add_argument("--check", action="store_true", help="fail if the committed file is stale")
     args = parser.parse_args(argv)
     try:
         if args.command == "estimate":
@@ -120,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             from .calibrate import calibrate_main
 
             return calibrate_main(check=args.check)
+        elif args.command == "measured":
+            from .measured import measured_main
+
+            return measured_main(check=args.check)
         elif args.command == "bench":
             from .bench import bench_main
 

@@ -46,3 +46,21 @@ def test_a_file_without_the_columns_is_a_clear_error(tmp_path):
     result = run_cli("score", str(bad))
     assert result.returncode == 2
     assert "missing column" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_measured_points_are_fresh():
+    """data/measured/points.json is regenerated from the calibration set whenever it changes."""
+    result = run_cli("measured", "--check")
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_measured_set_up_shows_its_measurement_beside_the_prediction():
+    from engine import estimate
+
+    result = estimate({"hardware": "NVIDIA RTX 3090 24GB", "model": "Meta-Llama-3-8B", "quant": "Q4_K_M",
+                       "engine": "llama.cpp (before mid-2024)", "gen_tokens": 512})
+    assert result["tier"] == "measured"
+    assert result["measured"]["decode"]["tokens_per_s"] == 115.42  # XiongjieDai, tg512 on a 3090
+    assert result["measured"]["decode"]["source_id"] == "xiongjiedai_llama3"
+    # The prediction is the physics', not the measurement.
+    assert result["decode_tps"] != result["measured"]["decode"]["tokens_per_s"]
