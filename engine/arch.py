@@ -154,6 +154,8 @@ def text_config(config: dict) -> dict:
     if not isinstance(config, dict):
         raise EngineInputError("config.json must be a JSON object", field="config")
     inner = config.get("text_config")
+    if "text_config" in config and not isinstance(inner, dict):
+        raise EngineInputError("config.json: text_config must be an object", field="config")
     if isinstance(inner, dict):
         merged = {k: v for k, v in config.items() if k != "text_config"}
         merged.update(inner)
@@ -200,11 +202,46 @@ def register(*model_types: str):
 READERS: dict = {}
 
 
+#: Plausibility limits on a config.json, checked before any reader runs: nothing published comes
+#: near them, and they keep a pasted file from building billions of tensors.
+MAX_LAYERS = 1024
+MAX_DIMENSION = 10**8
+MAX_LIST = 4096
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+
+
+def _check_plausible(cfg: dict) -> None:
+    for key, value in cfg.items():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise EngineInputError(f"config.json: {key} is not a finite number", field="config")
+            limit = MAX_LAYERS if key in LAYER_KEYS else MAX_DIMENSION
+            if abs(value) > limit:
+                raise EngineInputError(f"config.json: {key} = {value} is implausibly large (limit {limit:,})", field="config")
+        elif isinstance(value, (list, str)) and len(value) > MAX_LIST:
+            raise EngineInputError(f"config.json: {key} is implausibly long ({len(value):,} items)", field="config")
+
+
+def _check_architecture(arch: Architecture) -> None:
+    """What any reader returns must describe a real network."""
+    if arch.layers <= 0 or len(arch.attention) != arch.layers:
+        raise EngineInputError("config.json: the model needs at least one layer", field="config")
+    for tensor in arch.tensors:
+        if tensor.rows <= 0 or tensor.cols <= 0 or tensor.experts <= 0:
+            raise EngineInputError(
+                f"config.json: {tensor.name} would have a zero or negative size; check the dimensions "
+                "(hidden_size, head_dim, intermediate sizes, vocab_size, expert counts)",
+                field="config",
+            )
+
+
 def architecture_from_config(config: dict) -> Architecture:
     """Read a Hugging Face config.json (a dict) into an :class:`Architecture`.
 
     Raises :class:`EngineInputError` (field ``config``) for a config it cannot read, naming what
-    is missing or contradictory.
+    is missing, malformed or contradictory; never another exception.
     """
     from . import archs  # noqa: F401 - importing the package registers every reader
 
@@ -216,4 +253,12 @@ def architecture_from_config(config: dict) -> Architecture:
     if reader is None:
         known = ", ".join(sorted(READERS))
         raise EngineInputError(f"config.json: model_type {model_type!r} is not supported (supported: {known})", field="config")
-    return reader(cfg)
+    _check_plausible(cfg)
+    try:
+        arch = reader(cfg)
+    except EngineInputError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError, OverflowError) as exc:
+        raise EngineInputError(f"config.json: a field has the wrong type or value for {model_type} ({exc})", field="config") from exc
+    _check_architecture(arch)
+    return arch
