@@ -156,7 +156,6 @@ KNOWN_DEVIATIONS = {
     ("qwen3-1.7b", "Q4_K_M"): "the GGUF stores output.weight although config.json ties it (-14%)",
     ("qwen3-1.7b", "Q8_0"): "the GGUF stores output.weight although config.json ties it (-16%)",
     ("qwen3-1.7b", "F16"): "the GGUF stores output.weight although config.json ties it (-15%)",
-    ("gemma-3-4b", "Q4_0"): "the published file is Google's QAT Q4_0 (Q8_0 embeddings): the QAT-Q4_0 format",
     ("minimax-m2.7", "UD-IQ4_XS"): "Unsloth stores these experts below IQ4_XS (~3.9 bpw): +14%",
 }
 
