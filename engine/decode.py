@@ -147,11 +147,11 @@ def step_features(
     parallel_cards = system.gpus if system.options.split != "layer" else 1
     device, backend = system.device, system.backend
     threads = system.cpu_threads if backend == "cpu" else 0
-    flops_rate = thread_limited_flops(device, threads) if threads else vector_flops(device)
+    flops_rate = thread_limited_flops(device, threads) if threads else vector_flops(device, backend)
     host_bandwidth = host_flops_rate = 0.0
     if system.host is not None and (host_dense or host_experts or host_kv):
         host_bandwidth = bandwidth_bytes_s(system.host, "cpu")
-        host_flops_rate = vector_flops(system.host)
+        host_flops_rate = vector_flops(system.host, "cpu")
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,

@@ -43,6 +43,8 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     per-engine ``pp_quant_cost``, not a different peak. Native FP8/FP4 formats use those rates
     where the device has them (vLLM, TensorRT-class kernels).
     """
+    if backend == "cpu":
+        return cpu_vector_flops(device)
     fp16 = fp16_matrix_flops(device, backend)
     fmt = quant.compute_format
     if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
@@ -52,8 +54,25 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     return fp16
 
 
-def vector_flops(device: Device) -> float:
-    """Rate of matrix-vector work (decode): the shader/vector FP32 rate, else the FP16 figure."""
+#: FP32 FLOP/s per core of a system-on-chip's CPU, for the cpu backend on SoCs (the catalog's
+#: TFLOPS figures are the GPU's): ~3.2 GHz x 24 FLOP/cycle, a blend of performance cores' four
+#: 128-bit FMA pipes (32 FLOP/cycle; AnandTech's Apple M1 / Firestorm analysis) and efficiency
+#: cores' narrower ones. An approximation, stated as one.
+SOC_CPU_FLOPS_PER_CORE = 3.2e9 * 24
+
+
+def cpu_vector_flops(device: Device) -> float:
+    """Vector FP32 rate of the CPU cores: a CPU entry's own figure, or the SoC approximation."""
+    if device.kind == "soc":
+        return (device.cpu_cores or 8) * SOC_CPU_FLOPS_PER_CORE
+    return device.fp32_tflops * TERA if device.fp32_tflops else device.fp16_tflops * TERA
+
+
+def vector_flops(device: Device, backend: str = "") -> float:
+    """Rate of matrix-vector work (decode): the shader/vector FP32 rate, else the FP16 figure;
+    the CPU cores' rate for the cpu backend."""
+    if backend == "cpu" or device.kind == "cpu":
+        return cpu_vector_flops(device)
     if device.fp32_tflops:
         return device.fp32_tflops * TERA
     return device.fp16_tflops * TERA
@@ -68,7 +87,7 @@ def core_share(device: Device, threads: int) -> float:
 
 def thread_limited_flops(device: Device, threads: int) -> float:
     """Vector FLOP/s of a CPU running ``threads`` threads."""
-    return vector_flops(device) * core_share(device, threads)
+    return cpu_vector_flops(device) * core_share(device, threads)
 
 
 def thread_limited_bandwidth(bandwidth: float, threads: int, core_bw_gbs: float) -> float:
