@@ -81,11 +81,11 @@ def _identified(cases: list[Case], params: BackendParams, name: str) -> bool:
     return False
 
 
-def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) -> BackendParams:
-    """Fit the identified ``names`` on ``cases`` from ``start``."""
-    free = [n for n in names if _identified(cases, start, n)]
-    if not free or not cases:
-        return start
+def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) -> tuple[BackendParams, tuple[str, ...]]:
+    """Fit the identified ``names`` on ``cases`` from ``start``; returns (params, fitted names)."""
+    free = tuple(n for n in names if _identified(cases, start, n)) if cases else ()
+    if not free:
+        return start, ()
 
     def build(point: list[float]) -> BackendParams:
         return replace(start, **{n: _clamp(n, math.exp(v)) for n, v in zip(free, point)})
@@ -96,7 +96,20 @@ def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) 
         [math.log(BOUNDS[n][0]) for n in free],
         [math.log(BOUNDS[n][1]) for n in free],
     )
-    return build(best)
+    return build(best), free
+
+
+def population(fits: dict[str, tuple[BackendParams, tuple[str, ...]]], backend: str) -> BackendParams:
+    """Each parameter's median over the keys of ``backend`` whose data identified it, else the
+    backend's prior: what an engine's unidentified parameters (and an unmeasured engine) get."""
+    prior = PRIORS.get(backend, BackendParams())
+    values = {}
+    for f in fields(BackendParams):
+        seen = sorted(
+            getattr(params, f.name) for key, (params, free) in fits.items() if key.endswith(f"/{backend}") and f.name in free
+        )
+        values[f.name] = statistics.median(seen) if seen else getattr(prior, f.name)
+    return BackendParams(**values)
 
 
 def residual_stats(cases: list[Case], params: BackendParams) -> dict:
@@ -122,24 +135,43 @@ def group_cases(cases: list[Case]) -> dict[str, dict[str, list[Case]]]:
     return groups
 
 
+def _rounded(params: BackendParams) -> dict:
+    # Six significant digits: the fit's precision, and stable across platforms' last bits.
+    return {f.name: float(f"{getattr(params, f.name):.6g}") for f in fields(BackendParams)}
+
+
 def fit_all(cases: list[Case]) -> dict:
-    """Fit every engine/backend key; returns the content of fit.json."""
-    backends = {}
-    for key, tests in sorted(group_cases(cases).items()):
-        backend = key.split("/")[1]
-        params = PRIORS.get(backend, BackendParams())
+    """Fit every engine/backend key; returns the content of fit.json.
+
+    Two passes: each key is fitted from its backend's prior; then every parameter its own data
+    cannot identify is set to the median over the same backend's keys that could (a population
+    prior, better than a guess when the page extrapolates, e.g. prefill for an engine measured
+    only in decode), and the identified ones are refitted around them.
+    """
+    groups = group_cases(cases)
+    first = {}
+    for key, tests in sorted(groups.items()):
+        prior = PRIORS.get(key.split("/")[1], BackendParams())
         # One joint fit over decode and prefill rows: they share eta_bw (prefill's memory bound)
         # and the interconnect factor.
-        params = fit_params(tests["tg"] + tests["pp"], params, ALL_PARAMS)
+        first[key] = fit_params(tests["tg"] + tests["pp"], prior, ALL_PARAMS)
+    backend_names = sorted({key.split("/")[1] for key in groups} | set(PRIORS))
+    common = {backend: population(first, backend) for backend in backend_names}
+    backends = {}
+    for key, tests in sorted(groups.items()):
+        fitted, free = first[key]
+        start = replace(common[key.split("/")[1]], **{n: getattr(fitted, n) for n in free})
+        params, _free = fit_params(tests["tg"] + tests["pp"], start, free)
         backends[key] = {
-            # Six significant digits: the fit's precision, and stable across platforms' last bits.
-            "params": {f.name: float(f"{getattr(params, f.name):.6g}") for f in fields(BackendParams)},
+            "params": _rounded(params),
+            "fitted": sorted(free),
             "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},
         }
     return {
         "generated_by": "python -m engine calibrate",
         "measurements": "data/calibration/measurements.csv",
         "rows": sum(1 for c in cases if c.resolved),
+        "population": {backend: _rounded(params) for backend, params in common.items()},
         "backends": backends,
     }
 
@@ -162,15 +194,15 @@ def calibrate_main(check: bool = False) -> int:
     return 0
 
 
-def params_for(case: Case, fitted: dict) -> BackendParams:
+def params_for(case: Case, fit: dict) -> BackendParams:
     """The parameters a fit gives a case: its engine's own, else the nearest base engine's on the
-    same backend, else the backend's prior (what an unmeasured engine gets on the page)."""
+    same backend, else the backend's population (what an unmeasured engine gets on the page)."""
     backend = case.system.backend
     for engine_id in case.system.engine.lineage():
         key = f"{engine_id}/{backend}"
-        if key in fitted:
-            return BackendParams.from_dict(fitted[key]["params"])
-    return PRIORS.get(backend, BackendParams())
+        if key in fit["backends"]:
+            return BackendParams.from_dict(fit["backends"][key]["params"])
+    return BackendParams.from_dict(fit["population"][backend])
 
 
 def cross_validate(cases: list[Case]) -> dict:
@@ -181,7 +213,7 @@ def cross_validate(cases: list[Case]) -> dict:
     by_source: dict = defaultdict(lambda: {"tg": [], "pp": []})
     for source in sorted({c.row.get("source_id", "") for c in resolved}):
         train = [c for c in resolved if c.row.get("source_id", "") != source]
-        fitted = fit_all(train)["backends"]
+        fitted = fit_all(train)
         for case in resolved:
             if case.row.get("source_id", "") != source:
                 continue

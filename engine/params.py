@@ -2,8 +2,9 @@
 
 ``python -m engine calibrate`` fits them on ``data/calibration/measurements.csv`` and writes
 ``data/calibration/fit.json``. An engine/backend pair without a fit of its own borrows the fit of
-its base engine on the same backend (Ollama -> llama.cpp), else the priors below; such estimates
-carry the tier ``projected``.
+its base engine on the same backend (Ollama -> llama.cpp), else the backend's population (each
+parameter's median over that backend's fitted keys, or the prior below where none exists);
+such estimates carry the tier ``projected``.
 
 Each parameter is physical, with a unit, and the same for every device of a backend: no
 per-device fudge factors.
@@ -128,8 +129,10 @@ def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "t
                 ratio_p10=float(spread.get("ratio_p10", UNCALIBRATED_SPREAD[0])),
                 ratio_p90=float(spread.get("ratio_p90", UNCALIBRATED_SPREAD[1])),
             )
-    prior = PRIORS.get(backend, BackendParams())
-    return ResolvedParams(prior, f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
+    population = load_fit().get("population", {}).get(backend)
+    if population:
+        return ResolvedParams(BackendParams.from_dict(population), f"population/{backend}", False, *UNCALIBRATED_SPREAD)
+    return ResolvedParams(PRIORS.get(backend, BackendParams()), f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
 
 
 def with_overrides(params: BackendParams, **overrides: float) -> BackendParams:
