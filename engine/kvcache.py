@@ -9,6 +9,9 @@ KV quantisation (``-ctk q8_0 -ctv q8_0``) changes the bytes per element.
 
 from __future__ import annotations
 
+from collections import Counter
+from functools import lru_cache
+
 from .arch import Architecture, LayerAttention
 
 #: Recurrent states (linear attention, SSM) are kept in f32 by llama.cpp (llama-memory-recurrent).
@@ -30,24 +33,32 @@ def cached_tokens_mean(layer: LayerAttention, start: int, count: int) -> float:
     return ((start + window) / 2 * growing + window * (count - growing)) / count
 
 
+@lru_cache(maxsize=256)
+def layer_groups(arch: Architecture) -> tuple[tuple[LayerAttention, int], ...]:
+    """The distinct token mixers of a model with their counts: a 94-layer model has two or three
+    kinds, so every sum over layers below costs a few terms (the stream schedule evaluates them
+    hundreds of times per estimate)."""
+    return tuple(Counter(arch.attention).items())
+
+
 def kv_elements(arch: Architecture, context: float) -> float:
     """KV-cache elements held for a ``context``-token history (all layers)."""
-    return sum(layer.cached_tokens(int(context)) * layer.kv_elements_per_token for layer in arch.attention)
+    return sum(n * layer.cached_tokens(int(context)) * layer.kv_elements_per_token for layer, n in layer_groups(arch))
 
 
 def kv_read_elements(arch: Architecture, context: float) -> float:
     """KV-cache elements one decode step reads at ``context`` (shared caches are read per layer)."""
-    return sum(layer.cached_tokens(int(context)) * layer.kv_read_elements_per_token for layer in arch.attention)
+    return sum(n * layer.cached_tokens(int(context)) * layer.kv_read_elements_per_token for layer, n in layer_groups(arch))
 
 
 def kv_elements_mean(arch: Architecture, start: int, count: int) -> float:
     """Mean KV-cache elements read per step while generating ``count`` tokens after ``start``."""
-    return sum(cached_tokens_mean(layer, start, count) * layer.kv_read_elements_per_token for layer in arch.attention)
+    return sum(n * cached_tokens_mean(layer, start, count) * layer.kv_read_elements_per_token for layer, n in layer_groups(arch))
 
 
 def state_bytes(arch: Architecture) -> float:
     """Constant recurrent state of linear-attention / SSM layers, bytes per sequence."""
-    return sum(layer.state_elements for layer in arch.attention) * STATE_BYTES_PER_ELEMENT
+    return sum(n * layer.state_elements for layer, n in layer_groups(arch)) * STATE_BYTES_PER_ELEMENT
 
 
 def attention_pairs(layer: LayerAttention, new_tokens: int, depth: int) -> float:
@@ -64,9 +75,9 @@ def attention_pairs(layer: LayerAttention, new_tokens: int, depth: int) -> float
 
 def attention_flops(arch: Architecture, new_tokens: int, depth: int) -> float:
     """FLOPs of attention scores and weighted sums for a prefill (all layers)."""
-    return sum(layer.flops_per_pair * attention_pairs(layer, new_tokens, depth) for layer in arch.attention)
+    return sum(n * layer.flops_per_pair * attention_pairs(layer, new_tokens, depth) for layer, n in layer_groups(arch))
 
 
 def decode_attention_flops(arch: Architecture, context: float) -> float:
     """FLOPs of attention for one generated token attending to ``context`` cached tokens."""
-    return sum(layer.flops_per_pair * layer.cached_tokens(int(context)) for layer in arch.attention)
+    return sum(n * layer.flops_per_pair * layer.cached_tokens(int(context)) for layer, n in layer_groups(arch))
