@@ -5,9 +5,9 @@
     python3 build.py --serve         build, then serve on http://localhost:8000
 
 The recipe, one small function per step (see main()):
-validate the catalogs, copy the Pyodide runtime out of node_modules, bundle the engine with its
-data, compute the default view's estimate with CPython, render the page with jinja2, copy the
-page's scripts and styles. Everything is deterministic: the same inputs give the same bytes.
+validate the catalogs, copy the Pyodide runtime and the chart library out of node_modules, bundle
+the engine with its data, compute the default view's estimate with CPython, render the page with
+jinja2, copy the page's scripts and styles. Everything is deterministic: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ DEFAULT_OUT = ROOT / "dist"
 #: The four files of the Pyodide npm package a site needs, plus its lock file (pyodide-facts.md).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 #: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read them).
+#: The chart library's self-contained browser build (no bare imports, so no bundler is needed).
+CHART_FILE = "dist/chart.umd.min.js"
 BUNDLE_EXCLUDE = ("calibration/measurements.csv",)
 #: Fixed timestamp for archive members, so the bundle's bytes depend only on its contents.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -43,12 +45,16 @@ JSON_COMPACT = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False}
 sys.path.insert(0, str(ROOT))
 
 
+def npm_version(package: str) -> str:
+    """The pinned version of an installed npm package (package.json pins it exactly)."""
+    manifest = NODE_MODULES / package / "package.json"
+    if not manifest.exists():
+        sys.exit(f"node_modules/{package} is missing: run `npm ci` first")
+    return json.loads(manifest.read_text())["version"]
+
+
 def pyodide_version() -> str:
-    """The pinned version, read from the installed npm package (package.json pins it)."""
-    package = NODE_MODULES / "pyodide" / "package.json"
-    if not package.exists():
-        sys.exit("node_modules/pyodide is missing: run `npm ci` first")
-    return json.loads(package.read_text())["version"]
+    return npm_version("pyodide")
 
 
 def fresh_output_dir(out: Path) -> None:
@@ -58,11 +64,27 @@ def fresh_output_dir(out: Path) -> None:
     out.mkdir(parents=True)
 
 
+#: The catalog fields the page uses (pickers, search, notes, prices); sources stay in data/ and
+#: in the engine bundle, which keeps the page's first download small.
+PAGE_FIELDS = {
+    "hardware": ("id", "name", "aliases", "vendor", "family", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", "launch_price_usd"),
+    "models": ("id", "name", "aliases", "family", "org", "params_b", "active_params_b", "layers", "moe", "experts",
+               "experts_per_token", "max_context", "reasoning", "tokenizer", "quants"),
+    "quants": ("id", "name", "kind", "bits_per_weight"),
+    "engines": ("id", "name"),
+}
+
+
 def validate_catalogs() -> dict:
     """Load every catalog through the engine's strict loaders (a bad entry stops the build)."""
     from engine.listing import list_catalog
 
     return {kind: list_catalog(kind) for kind in ("hardware", "models", "quants", "engines")}
+
+
+def page_catalog(catalogs: dict) -> dict:
+    """The catalogs as the page needs them (PAGE_FIELDS only)."""
+    return {kind: [{key: entry[key] for key in PAGE_FIELDS[kind]} for entry in entries] for kind, entries in catalogs.items()}
 
 
 def copy_pyodide_runtime(out: Path, version: str) -> str:
@@ -72,6 +94,15 @@ def copy_pyodide_runtime(out: Path, version: str) -> str:
     for name in PYODIDE_FILES:
         shutil.copyfile(NODE_MODULES / "pyodide" / name, target / name)
     return f"pyodide/{version}/"
+
+
+def copy_chart_library(out: Path, version: str) -> str:
+    """Chart.js into a versioned folder (like the Pyodide runtime), with its licence."""
+    target = out / "vendor" / f"chart.js-{version}"
+    target.mkdir(parents=True)
+    shutil.copyfile(NODE_MODULES / "chart.js" / CHART_FILE, target / Path(CHART_FILE).name)
+    shutil.copyfile(NODE_MODULES / "chart.js" / "LICENSE.md", target / "LICENSE.md")
+    return f"vendor/chart.js-{version}/{Path(CHART_FILE).name}"
 
 
 def bundle_files() -> list[tuple[Path, str]]:
@@ -125,6 +156,13 @@ def view_fields() -> dict:
     return VIEW_FIELDS
 
 
+def use_cases() -> dict:
+    """The use-case speed thresholds the page marks on its live gauge (engine/explore.py)."""
+    from engine.explore import USE_CASES, USE_CASES_SOURCE
+
+    return {"cases": list(USE_CASES), "source": USE_CASES_SOURCE}
+
+
 def render_page(out: Path, context: dict) -> None:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(SITE / "templates"),
@@ -153,19 +191,23 @@ def build(out: Path) -> Path:
     fresh_output_dir(out)
     catalogs = validate_catalogs()
     index_url = copy_pyodide_runtime(out, version)
+    chart_version = npm_version("chart.js")
+    chart_url = copy_chart_library(out, chart_version)
     bundle_name, bundle_integrity = bundle_engine(out)
     view = initial_view()
     answers = load_answers()
-    boot = {"indexURL": index_url, "bundleURL": bundle_name, "bundleIntegrity": bundle_integrity}
+    boot = {"indexURL": index_url, "bundleURL": bundle_name, "bundleIntegrity": bundle_integrity, "chartURL": chart_url}
     render_page(
         out,
         {
             "boot_json": json_for_script(boot),
-            "catalog_json": json_for_script(catalogs),
+            "catalog_json": json_for_script(page_catalog(catalogs)),
             "answers_json": json_for_script(answers),
             "initial_json": json_for_script(view),
             "view_fields_json": json_for_script(view_fields()),
+            "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
+            "chart_version": chart_version,
         },
     )
     copy_static(out)

@@ -1,9 +1,9 @@
-"""The page's view: the few settings a visitor picks, mapped to an engine request in one place.
+"""The page's view: the settings a visitor picks, mapped to an engine request in one place.
 
 The page keeps its state (``VIEW_FIELDS``) in the URL and sends it to the worker as is; this module
-turns it into an :func:`engine.api.estimate` request, so the page, the build-time estimate and
-the CLI line shown for checking all use one mapping. The answer the page streams decides how many
-tokens are generated.
+turns it into an :func:`engine.api.estimate` request, so the page, the build-time estimate, the
+command lines shown for checking and the tests all use one mapping. The answer the page streams
+decides how many tokens are generated.
 """
 
 from __future__ import annotations
@@ -11,21 +11,54 @@ from __future__ import annotations
 import json
 import shlex
 from functools import cache
+from urllib.parse import parse_qsl
 
 from .catalog import DATA_DIR
 from .errors import EngineInputError
+from .quant import KV_TYPES
+from .request import SPLITS, WORKLOADS
+
+#: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
+#: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
+#: question; 600 keeps the thinking phase visible without dwarfing the answer.
+DEFAULT_THINK_TOKENS = 600
 
 #: View keys, their defaults and meaning. The page reads this table (rendered into it by the
-#: build) to parse and write its URL.
+#: build) to parse and write its URL; ``kind`` names the validator (state.js).
 VIEW_FIELDS = {
-    "hw": {"default": "rtx-4090", "kind": "hardware", "doc": "hardware id"},
-    "model": {"default": "llama-3.1-8b", "kind": "model", "doc": "model id"},
+    "hw": {"default": "rtx-4090", "kind": "hardware", "doc": "hardware id, or 'custom' (the hw_* fields)"},
+    "model": {"default": "llama-3.1-8b", "kind": "model", "doc": "model id, or 'custom' (cfg)"},
     "quant": {"default": "Q4_K_M", "kind": "quant", "doc": "weight format name"},
     "engine": {"default": "", "kind": "engine", "doc": "engine id; empty = the device's usual one"},
     "prompt": {"default": 512, "kind": "int", "min": 1, "max": 1_000_000, "doc": "prompt tokens"},
     "answer": {"default": "chat", "kind": "answer", "doc": "which canned answer to stream"},
+    "depth": {"default": 0, "kind": "int", "min": 0, "max": 1_000_000, "doc": "tokens already in the chat (KV cache)"},
+    "kv": {"default": "f16", "kind": "choice", "choices": list(KV_TYPES), "doc": "KV-cache type"},
+    "gpus": {"default": 1, "kind": "int", "min": 1, "max": 16, "doc": "identical devices used together"},
+    "split": {"default": "layer", "kind": "choice", "choices": list(SPLITS), "doc": "how several devices share the model"},
+    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
+    "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
+    "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
+    "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},
+    "draft_n": {"default": 4, "kind": "int", "min": 1, "max": 16, "doc": "tokens drafted per cycle"},
+    "workload": {"default": "chat", "kind": "choice", "choices": list(WORKLOADS), "doc": "sets the draft acceptance"},
+    "batch": {"default": 1, "kind": "int", "min": 1, "max": 256, "doc": "concurrent requests"},
+    "think": {"default": DEFAULT_THINK_TOKENS, "kind": "int", "min": 0, "max": 32_768, "doc": "thinking tokens (reasoning models)"},
+    "hw_name": {"default": "My hardware", "kind": "text", "max_length": 60, "doc": "custom hardware: name"},
+    "hw_kind": {"default": "gpu", "kind": "choice", "choices": ["gpu", "soc", "cpu"], "doc": "custom hardware: kind"},
+    "hw_mem": {"default": 24, "kind": "number", "min": 0.5, "max": 4096, "doc": "custom hardware: memory in GiB"},
+    "hw_bw": {"default": 1000, "kind": "number", "min": 1, "max": 20000, "doc": "custom hardware: bandwidth in GB/s"},
+    "hw_tf": {"default": 80, "kind": "number", "min": 0.005, "max": 20000, "doc": "custom hardware: FP16 TFLOPS"},
+    "cfg": {"default": "", "kind": "json", "max_length": 20_000, "doc": "custom model: its config.json"},
+    "lane1": {"default": "", "kind": "lane", "doc": "race lane 2: hw*model*quant*engine*spec (empty part = as above)"},
+    "lane2": {"default": "", "kind": "lane", "doc": "race lane 3"},
+    "lane3": {"default": "", "kind": "lane", "doc": "race lane 4"},
 }
 DEFAULT_VIEW = {key: spec["default"] for key, spec in VIEW_FIELDS.items()}
+LANE_KEYS = ("lane1", "lane2", "lane3")
+#: The parts of a lane, in order; an empty part keeps the main view's value.
+LANE_PARTS = ("hw", "model", "quant", "engine", "spec")
+LANE_SEPARATOR = "*"
 
 
 @cache
@@ -34,20 +67,92 @@ def answers() -> dict:
     return json.loads((DATA_DIR / "answers" / "tokens.json").read_text(encoding="utf-8"))["answers"]
 
 
-def request_for_view(view: dict) -> dict:
-    """The estimate request for a page view (unknown keys are an error, missing ones default)."""
+@cache
+def _models() -> dict:
+    from .models import load_models
+
+    return load_models()
+
+
+def is_reasoning(model_id: str) -> bool:
+    model = _models().get(model_id)
+    return bool(model and model.reasoning)
+
+
+def default_draft(model_id: str) -> str | None:
+    """The smallest catalog model that shares the target's tokenizer and family (a draft must
+    speak the same vocabulary) and is at most a quarter of its size."""
+    target = _models().get(model_id)
+    if target is None:
+        return None
+    candidates = [
+        m for m in _models().values()
+        if m.id != target.id and m.tokenizer == target.tokenizer and m.family == target.family
+        and m.params_b <= target.params_b / 4
+    ]
+    return min(candidates, key=lambda m: m.params_b).id if candidates else None
+
+
+def custom_hardware(v: dict) -> dict:
+    return {
+        "name": v["hw_name"],
+        "kind": v["hw_kind"],
+        "memory_gib": v["hw_mem"],
+        "bandwidth_gbs": v["hw_bw"],
+        "fp16_tflops": v["hw_tf"],
+    }
+
+
+def custom_model(v: dict) -> dict:
+    try:
+        config = json.loads(v["cfg"]) if v["cfg"] else None
+    except json.JSONDecodeError as exc:
+        raise EngineInputError(f"custom model: config.json is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", field="cfg") from None
+    if not isinstance(config, dict):
+        raise EngineInputError("custom model: paste a model's config.json (a JSON object)", field="cfg")
+    name = config.get("_name_or_path") or config.get("model_type") or "custom model"
+    return {"config": config, "name": str(name)[:80]}
+
+
+def _speculative(v: dict) -> dict:
+    if v["spec"] == "mtp":
+        return {"mtp": True, "draft_tokens": v["draft_n"], "workload": v["workload"]}
+    if v["spec"] == "draft":
+        draft = v["draft"] or default_draft(v["model"])
+        if not draft:
+            raise EngineInputError("no smaller model of this family to draft with: choose a draft model", field="draft")
+        return {"draft": draft, "draft_tokens": v["draft_n"], "workload": v["workload"]}
+    return {}
+
+
+def _placement(v: dict) -> dict:
+    if v["offload"] == "layers":
+        return {"gpu_layers": v["gpu_pct"] / 100}
+    if v["offload"] == "experts":
+        return {"expert_offload": True}
+    return {}
+
+
+def _check_keys(view: dict) -> dict:
     if not isinstance(view, dict):
         raise EngineInputError("a view must be an object")
     unknown = sorted(set(view) - set(VIEW_FIELDS))
     if unknown:
         raise EngineInputError(f"unknown view setting(s): {', '.join(map(str, unknown))}")
-    v = {**DEFAULT_VIEW, **view}
+    return {**DEFAULT_VIEW, **view}
+
+
+def request_for_view(view: dict) -> dict:
+    """The estimate request for a page view (unknown keys are an error, missing ones default).
+    Only settings that differ from the engine's defaults are included, so the command line
+    stays short."""
+    v = _check_keys(view)
     answer = answers().get(v["answer"])
     if answer is None:
         raise EngineInputError(f"unknown answer {v['answer']!r}; choose one of {', '.join(answers())}", field="answer")
     request = {
-        "hardware": v["hw"],
-        "model": v["model"],
+        "hardware": custom_hardware(v) if v["hw"] == "custom" else v["hw"],
+        "model": custom_model(v) if v["model"] == "custom" else v["model"],
         "quant": v["quant"],
         "prompt_tokens": v["prompt"],
         "gen_tokens": len(answer["tokens"]),
@@ -55,29 +160,172 @@ def request_for_view(view: dict) -> dict:
     }
     if v["engine"]:
         request["engine"] = v["engine"]
+    optional = {
+        "depth": v["depth"],
+        "kv_quant": v["kv"] if v["kv"] != "f16" else None,
+        "gpus": v["gpus"] if v["gpus"] > 1 else None,
+        "split": v["split"] if v["gpus"] > 1 and v["split"] != "layer" else None,
+        "batch": v["batch"] if v["batch"] > 1 else None,
+        "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
+        **_placement(v),
+        **_speculative(v),
+    }
+    request.update({key: value for key, value in optional.items() if value})
     return request
 
 
+def lane_views(view: dict) -> list[dict]:
+    """The race: the main view, then one view per non-empty lane (its parts override the main
+    view's; an unknown part is an error)."""
+    v = _check_keys(view)
+    main = {key: value for key, value in v.items() if key not in LANE_KEYS}
+    views = [main]
+    for key in LANE_KEYS:
+        if v[key]:
+            views.append({**main, **parse_lane(v[key])})
+    return views
+
+
+def parse_lane(text: str) -> dict:
+    """``"rtx-3090**Q8_0"`` -> ``{"hw": "rtx-3090", "quant": "Q8_0"}``."""
+    parts = text.split(LANE_SEPARATOR)
+    if len(parts) > len(LANE_PARTS):
+        raise EngineInputError(f"a race lane has at most {len(LANE_PARTS)} parts ({', '.join(LANE_PARTS)})", field="lane")
+    overrides = {}
+    for key, value in zip(LANE_PARTS, parts):
+        if value:
+            overrides[key] = value
+    if overrides.get("spec") not in (None, "off", "mtp"):
+        overrides["draft"] = overrides.pop("spec")
+        overrides["spec"] = "draft"
+    return overrides
+
+
+def view_from_query(query: str) -> dict:
+    """The view a page URL's query string carries (for tests and tools; the page parses the
+    same fields in state.js)."""
+    view = dict(DEFAULT_VIEW)
+    for key, raw in parse_qsl(query.lstrip("?")):
+        spec = VIEW_FIELDS.get(key)
+        if spec is None:
+            continue
+        view[key] = int(raw) if spec["kind"] == "int" else float(raw) if spec["kind"] == "number" else raw
+    return view
+
+
+# ------------------------------------------------------------------ command lines
+
+#: ``python -m engine estimate`` flags for request keys that take a value.
+CLI_FLAGS = {
+    "hardware": "--hardware",
+    "model": "--model",
+    "quant": "--quant",
+    "engine": "--engine",
+    "prompt_tokens": "--prompt",
+    "gen_tokens": "--gen",
+    "depth": "--depth",
+    "batch": "--batch",
+    "gpus": "--gpus",
+    "split": "--split",
+    "gpu_layers": "--gpu-layers",
+    "kv_quant": "--kv-quant",
+    "draft": "--draft",
+    "draft_tokens": "--draft-tokens",
+    "workload": "--workload",
+    "reasoning_tokens": "--reasoning",
+}
+#: Flags for request keys that are switches.
+CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp"}
+
+
 def cli_command(request: dict) -> str:
-    """The ``python -m engine estimate`` line that reproduces a request's numbers."""
-    flags = {
-        "hardware": "--hardware",
-        "model": "--model",
-        "quant": "--quant",
-        "engine": "--engine",
-        "prompt_tokens": "--prompt",
-        "gen_tokens": "--gen",
-    }
+    """The command line that reproduces a request's numbers: ``python -m engine estimate``, or,
+    for custom hardware or a pasted config.json (which the CLI cannot name), the same request
+    through the Python API."""
+    request = {key: value for key, value in request.items() if key != "schedule"}
+    if isinstance(request["hardware"], dict) or isinstance(request["model"], dict):
+        program = "import json, sys, engine; print(json.dumps(engine.estimate(json.loads(sys.argv[1])), indent=2))"
+        return shlex.join(["python", "-c", program, json.dumps(request, separators=(",", ":"))])
     parts = ["python", "-m", "engine", "estimate"]
-    for key, flag in flags.items():
-        if request.get(key) not in (None, ""):
+    for key, flag in CLI_FLAGS.items():
+        if request.get(key) not in (None, "", 0):
             parts += [flag, str(request[key])]
+    for key, flag in CLI_SWITCHES.items():
+        if request.get(key):
+            parts.append(flag)
     return shlex.join(parts + ["--json"])
 
 
+def _gguf_name(request: dict, result: dict) -> str:
+    return f"{result['model']['name'].replace(' ', '-')}-{result['quant']}.gguf"
+
+
+def _llama_common(request: dict, result: dict) -> list[str]:
+    """llama.cpp flags shared by llama-bench and llama-server for this placement."""
+    flags = []
+    layers = result["model"].get("layers") or 0
+    if request.get("gpu_layers") is not None:
+        flags += ["-ngl", str(round(request["gpu_layers"] * layers))]
+    else:
+        flags += ["-ngl", "99"]
+    if request.get("expert_offload"):
+        flags += ["-ncmoe", str(layers or 99)]
+    if request.get("gpus", 1) > 1:
+        flags += ["-sm", "row" if request.get("split") in ("row", "tensor") else "layer"]
+    kv = request.get("kv_quant")
+    if kv:
+        flags += ["-ctk", kv, "-ctv", kv]
+    return flags
+
+
+def check_commands(request: dict, result: dict) -> list[dict]:
+    """Commands a user runs to check this prediction on real hardware (physics.md section 11:
+    llama-bench's pp/tg figures, llama-server's per-request timings), with what to compare."""
+    gguf = _gguf_name(request, result)
+    prompt = request["prompt_tokens"]
+    depth = request.get("depth", 0)
+    bench = ["llama-bench", "-m", gguf, "-p", str(prompt), "-n", "128"]
+    if depth:
+        bench += ["-d", str(depth)]
+    bench += _llama_common(request, result) + ["-fa", "1"]
+    context = depth + prompt + request["gen_tokens"] + request.get("reasoning_tokens", 0)
+    server = ["llama-server", "-m", gguf, "-c", str(max(4096, context)), "--port", "8080"]
+    server += _llama_common(request, result) + ["-fa", "on"]
+    if request.get("draft"):
+        server += ["-md", f"{request['draft']}-{result['quant']}.gguf", "--draft-max", str(request.get("draft_tokens", 4))]
+    if request.get("batch", 1) > 1:
+        server += ["-np", str(request["batch"])]
+    commands = [
+        {
+            "tool": "llama-bench",
+            "command": shlex.join(bench),
+            "compare": f"tg128 against decode, pp{prompt} against prefill",
+        },
+        {
+            "tool": "llama-server",
+            "command": shlex.join(server),
+            "compare": "then measure it from this page (below), or read the eval and prompt-eval tok/s it logs per request",
+        },
+    ]
+    if result["engine"] == "mlx-lm":
+        commands.append({
+            "tool": "mlx-lm",
+            "command": shlex.join(["mlx_lm.generate", "--model", f"<mlx repo of {result['model']['name']}>", "--prompt", "Hello", "--max-tokens", "256"]),
+            "compare": "its Generation tokens-per-sec against decode, Prompt tokens-per-sec against prefill",
+        })
+    if result["engine"] == "Ollama":
+        commands.append({
+            "tool": "ollama",
+            "command": shlex.join(["ollama", "run", "<model>", "--verbose"]),
+            "compare": "eval rate against decode, prompt eval rate against prefill",
+        })
+    return commands
+
+
 def estimate_view(view: dict) -> dict:
-    """Request, estimate (with the stream schedule) and CLI line for a page view."""
+    """Request, estimate (with the stream schedule), CLI line and check commands for a view."""
     from .api import estimate
 
     request = request_for_view(view)
-    return {"request": request, "estimate": estimate(request), "cli": cli_command(request)}
+    result = estimate(request)
+    return {"request": request, "estimate": result, "cli": cli_command(request), "commands": check_commands(request, result)}

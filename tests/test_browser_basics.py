@@ -134,7 +134,7 @@ def measure_stream(page, min_seconds: float) -> dict:
         # CPU only, 16-bit weights: a few tokens per second.
         ("amd-ryzen-9-7950x-64gb", "llama-3.1-8b", "F16", 20, "chat", (0.5, 10)),
         # A big card on a small quantised model: well over 150 tokens per second.
-        ("rtx-5090", "llama-3.1-8b", "Q4_K_M", 20, "document", (150, 2000)),
+        ("rtx-5090", "llama-3.2-3b", "Q4_K_M", 20, "document", (150, 2000)),
     ],
 )
 def test_stream_plays_at_the_predicted_ttft_and_rate(app, hardware, model, quant, prompt, answer, rate_range):

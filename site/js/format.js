@@ -18,6 +18,8 @@ export function rate(value) {
 /** A duration in seconds: 45 ms, 1.25 s, 3.4 min, 2.1 h. */
 export function duration(seconds) {
   if (!finite(seconds)) return "—";
+  if (seconds < 0.001) return `${(seconds * 1000).toFixed(2)} ms`;
+  if (seconds < 0.01) return `${(seconds * 1000).toFixed(1)} ms`;
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
   if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
   if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
@@ -62,4 +64,42 @@ export function usd(value) {
 export function number(value, digits = 2) {
   if (!finite(value)) return "—";
   return value.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+
+/** A whole count with thousands separators: 1,234. */
+export function count(value) {
+  if (!finite(value)) return "—";
+  return group.format(Math.round(value));
+}
+
+/** Memory in GiB as catalogs state it: 24 GiB, 0.5 GiB. */
+export function gibibytes(value) {
+  if (!finite(value)) return "—";
+  return `${value >= 10 ? group.format(value) : number(value, 1)} GiB`;
+}
+
+/** Compute in TFLOPS. */
+export function tflops(value) {
+  if (!finite(value)) return "—";
+  return `${number(value, value >= 100 ? 0 : 1)} TFLOPS`;
+}
+
+/** A speed-up factor: ×1.85. */
+export function factor(value) {
+  if (!finite(value)) return "—";
+  return `×${value.toFixed(2)}`;
+}
+
+/** A chart axis tick: 1, 10, 1k, 100k. */
+export function tick(value) {
+  if (!finite(value)) return "";
+  if (value >= 1e6) return `${number(value / 1e6, 1)}M`;
+  if (value >= 1e3) return `${number(value / 1e3, 1)}k`;
+  return number(value, 2);
+}
+
+/** A context length as people say it: 512, 4k (4,096), 128k (131,072). */
+export function contextLength(value) {
+  if (!finite(value)) return "—";
+  return value >= 1024 && value % 1024 === 0 ? `${group.format(value / 1024)}k` : tokens(value);
 }

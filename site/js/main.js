@@ -1,12 +1,26 @@
-// tokfeel's page: pickers -> the engine (Python in a Web Worker) -> numbers -> a streamed answer.
+// tokfeel's page: pickers -> the engine (Python in a Web Worker) -> numbers -> a streamed answer,
+// then the rest (verdicts, charts, race, lists) in the background.
 //
 // The first numbers come from the build (computed by the same engine in CPython), so they show
-// before Pyodide has booted; after that every change is recomputed in the worker.
+// before Pyodide has booted; after that every change is recomputed in the worker. The whole
+// state lives in the URL (state.js, schema.js).
 
 import { EngineClient, STAGES } from "./protocol.js";
 import * as fmt from "./format.js";
+import { $, $$, announce, el, readJSON, reducedMotion } from "./dom.js";
+import { parseState, serializeState } from "./state.js";
+import { buildSchema, quantFor } from "./schema.js";
+import { Jobs } from "./jobs.js";
+import { Picker } from "./pickers.js";
 import { play, liveRate } from "./stream.js";
-import { idField, intField, parseState, serializeState } from "./state.js";
+import { Gauge } from "./gauge.js";
+import { renderExplain, tierText } from "./explain.js";
+import { Charts } from "./charts.js";
+import { Race, LANE_KEYS } from "./race.js";
+import { Reverse } from "./reverse.js";
+import { Agent } from "./agent.js";
+import { Measure } from "./measure.js";
+import { initTheme } from "./theme.js";
 
 /** Prompt presets (seed 002's cases): a label and a token count. */
 const PROMPT_PRESETS = [
@@ -16,151 +30,387 @@ const PROMPT_PRESETS = [
   ["12k paste", 12000],
   ["50k codebase", 50000],
 ];
-
-/** Wait this long after the last keystroke before recomputing. */
-const RECOMPUTE_DEBOUNCE_MS = 120;
-
-const $ = (selector) => document.querySelector(selector);
-
-function readJSON(id) {
-  return JSON.parse(document.getElementById(id).textContent);
-}
+/** Wait this long after the last keystroke in a number field before recomputing. */
+const TYPING_DEBOUNCE_MS = 150;
+/** Picker marks come in chunks of this many items per engine call. */
+const MARK_CHUNK = 16;
+/** Under reduced motion the streamed text changes at most this often. */
+const REDUCED_MOTION_STEP_MS = 500;
+const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
+const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch"];
 
 const boot = readJSON("boot-config");
 const viewFields = readJSON("view-fields");
+const useCases = readJSON("use-cases");
 const catalog = readJSON("catalog-data");
-const answers = readJSON("answers-data").answers;
+const answersData = readJSON("answers-data");
+const answers = answersData.answers;
 const initial = readJSON("initial-view");
-
-const ids = {
-  hardware: new Set(catalog.hardware.map((d) => d.id)),
-  model: new Set(catalog.models.map((m) => m.id)),
-  quant: new Set(catalog.quants.map((q) => q.name)),
-  engine: new Set(["", ...catalog.engines.map((e) => e.id)]),
-  answer: new Set(Object.keys(answers)),
-};
-
-/** URL-state schema: the engine's view fields with a validator each. */
-const schema = Object.fromEntries(
-  Object.entries(viewFields).map(([key, spec]) => {
-    const parse = spec.kind === "int" ? intField(spec.min, spec.max) : idField(ids[spec.kind]);
-    return [key, { default: spec.default, parse }];
-  }),
-);
+const schema = buildSchema(viewFields, catalog, answers);
+const devices = new Map(catalog.hardware.map((d) => [d.id, d]));
+const models = new Map(catalog.models.map((m) => [m.id, m]));
+const quants = new Map(catalog.quants.map((q) => [q.name, q]));
 
 const ui = {
   status: $('[data-testid="engine-status"]'),
   statusText: $(".status-text"),
   retry: $(".retry"),
+  copyLink: $("#copy-link"),
   hardware: $("#hardware-select"),
+  hardwareSearch: $("#hardware-search"),
+  hardwareNote: $("#hardware-note"),
+  customHardware: $("#custom-hardware"),
+  customHardwareError: $("#custom-hw-error"),
+  hwInputs: { hw_name: $("#hw-name"), hw_bw: $("#hw-bw"), hw_mem: $("#hw-mem"), hw_tf: $("#hw-tf"), hw_kind: $("#hw-kind") },
   model: $("#model-select"),
+  modelSearch: $("#model-search"),
+  modelNote: $("#model-note"),
+  customModel: $("#custom-model"),
+  modelConfig: $("#model-config"),
+  modelConfigApply: $("#model-config-apply"),
+  customModelError: $("#custom-model-error"),
   quant: $("#quant-select"),
   engine: $("#engine-select"),
   prompt: $("#prompt-tokens"),
   presets: $("#prompt-presets"),
   answer: $("#answer-select"),
+  answerNote: $("#answer-note"),
+  thinkField: $("#think-field"),
+  think: $("#think-tokens"),
+  advanced: $("#advanced"),
+  adv: {
+    depth: $("#depth-tokens"),
+    kv: $("#kv-select"),
+    batch: $("#batch-input"),
+    gpus: $("#gpus-input"),
+    split: $("#split-select"),
+    offload: $("#offload-select"),
+    gpu_pct: $("#gpu-pct"),
+    spec: $("#spec-select"),
+    workload: $("#workload-select"),
+    draft: $("#draft-select"),
+    draft_n: $("#draft-n"),
+  },
+  gpuPctField: $("#gpu-pct-field"),
+  draftRow: $("#draft-row"),
   formError: $("#form-error"),
   urlNotice: $("#url-notice"),
-  decode: $('[data-testid="decode-tps"]'),
+  tierBadge: $("#tier-badge"),
+  setupLine: $("#setup-line"),
+  decode: $('.results [data-testid="decode-tps"]'),
   decodeRange: $("#decode-range"),
-  prefill: $('[data-testid="prefill-tps"]'),
-  ttft: $('[data-testid="ttft"]'),
+  prefill: $('.results [data-testid="prefill-tps"]'),
+  ttft: $('.results [data-testid="ttft"]'),
   ttftUnit: $("#ttft-unit"),
-  fit: $('[data-testid="fit"]'),
+  fit: $('.results [data-testid="fit"]'),
   memorySummary: $("#memory-summary"),
   membar: $("#membar"),
-  tier: $("#tier-note"),
-  run: $('[data-testid="run"]'),
-  stream: $('[data-testid="stream"]'),
+  extraLine: $("#extra-line"),
+  verdicts: $("#verdicts"),
+  suggestionsBox: $("#suggestions-box"),
+  suggestions: $("#suggestions"),
+  run: $('.player [data-testid="run"]'),
+  stream: $('.player [data-testid="stream"]'),
   streamText: $("#stream-text"),
   streamStatus: $("#stream-status"),
   promptText: $("#prompt-text"),
-  liveRate: $("#live-rate"),
-  breakdown: $("#breakdown"),
+  tokensNote: $("#tokens-note"),
+  breakdownDecode: $("#breakdown-decode"),
+  breakdownPrefill: $("#breakdown-prefill"),
+  breakdownMemory: $("#breakdown-memory"),
+  memoryStack: $("#memory-stack"),
+  tierNote: $("#tier-note"),
+  commands: $("#commands"),
   cli: $("#cli-line"),
 };
 
 let view = {};
-let current = null; // {request, estimate, cli} shown now
+let current = null; // {view, request, estimate, cli, commands} shown now
 let computeSeq = 0;
 let player = null;
 let engineReady = false;
+let recomputing = false; // a recompute is scheduled or in flight
+const markCache = new Map(); // "kind|key" -> marks
+const timings = { recomputeMs: [], firstNumberMs: null, engineReadyMs: null };
+
 const client = new EngineClient({
   workerURL: new URL("js/worker.js", document.baseURI).href,
   onProgress: (stage, message) => setStatus("loading", `${STAGES[stage] || message}…`),
   onFailure: (error) => engineFailed(error),
 });
+const jobs = new Jobs(client);
+// Diagnostics for the benchmark script and the tests (read-only use).
+window.__tokfeel = {
+  timings,
+  jobs,
+  view: () => ({ ...view }),
+  current: () => current,
+  /** Benchmarks: play a given schedule (seconds per token) in the main stream. */
+  playSchedule: (arrivals) => {
+    stopStream();
+    const source = answers.document.tokens;
+    const tokens = Array.from({ length: arrivals.length }, (_, i) => source[i % source.length]);
+    player = play({ element: ui.stream, textElement: ui.streamText, tokens, arrivals, hidden: 0 });
+  },
+  /** The numbers on screen are for the view in the URL and no engine work is left. */
+  settled: () => engineReady && !recomputing && current !== null && JSON.stringify(current.view) === JSON.stringify(view) && !jobs.busy && jobs.queue.length === 0,
+};
+
+const gauge = new Gauge(
+  { bands: $("#gauge-bands"), needle: $("#gauge-needle"), predicted: $("#gauge-predicted"), scale: $("#gauge-scale"), value: $("#live-rate"), done: $("#stream-done") },
+  useCases.cases,
+);
+const charts = new Charts($$('[data-testid="chart"]'), new URL(boot.chartURL, document.baseURI).href);
+const app = {
+  jobs,
+  catalog,
+  answers,
+  getView: () => ({ ...view }),
+  setLanes: (lanes) => setView(Object.fromEntries(LANE_KEYS.map((key, i) => [key, lanes[i] || ""]))),
+  useHardware: (id) => {
+    setView({ hw: id });
+    ui.hardware.focus();
+  },
+};
+const race = new Race({ container: $("#lanes"), addButton: $('[data-testid="add-lane"]'), runButton: $("#race-run") }, app);
+const reverse = new Reverse({ form: $("#reverse-form"), min: $("#reverse-min"), priced: $("#reverse-priced"), status: $("#reverse-status"), table: $("#reverse-table") }, app);
+const agent = new Agent(
+  {
+    form: $("#agent-form"),
+    turns: $("#agent-turns"),
+    gen: $("#agent-gen"),
+    tools: $("#agent-tools"),
+    latency: $("#agent-latency"),
+    result: $("#agent-result"),
+    cache: $("#agent-cache"),
+    total: $("#agent-total"),
+    stack: $("#agent-stack"),
+    note: $("#agent-note"),
+    turnsTable: $("#agent-turns-table"),
+  },
+  app,
+);
+const measure = new Measure(
+  {
+    form: $("#measure-form"),
+    url: $("#measure-url"),
+    model: $("#measure-model"),
+    run: $('[data-testid="measure-run"]'),
+    status: $("#measure-status"),
+    table: $("#measure-table"),
+    ttft: $("#measure-ttft"),
+    tps: $("#measure-tps"),
+    ttftPred: $("#measure-ttft-pred"),
+    tpsPred: $("#measure-tps-pred"),
+    origin: $("#page-origin"),
+  },
+  app,
+);
 
 // ---------------------------------------------------------------- pickers
 
-function option(value, label) {
-  const el = document.createElement("option");
-  el.value = value;
-  el.textContent = label;
-  return el;
+function searchText(...parts) {
+  return parts.flat().filter(Boolean).join(" ");
 }
 
-function fillGrouped(select, items, groupOf, valueOf, labelOf) {
-  select.replaceChildren();
-  const groups = new Map();
-  for (const item of items) {
-    const name = groupOf(item);
-    if (!groups.has(name)) groups.set(name, []);
-    groups.get(name).push(item);
-  }
-  for (const [name, members] of groups) {
-    const group = document.createElement("optgroup");
-    group.label = name;
-    for (const item of members) group.append(option(valueOf(item), labelOf(item)));
-    select.append(group);
-  }
-}
+const pickers = {
+  hardware: new Picker({
+    select: ui.hardware,
+    search: ui.hardwareSearch,
+    items: catalog.hardware,
+    groupOf: (d) => d.family,
+    valueOf: (d) => d.id,
+    labelOf: (d) => `${d.name} · ${fmt.gibibytes(d.memory_gib)} · ${fmt.bandwidth(d.bandwidth_gbs)}`,
+    searchText: (d) => searchText(d.name, d.aliases, d.family, d.vendor, d.kind),
+    extras: [["custom", "Custom hardware: enter its specs…", "Your own"]],
+  }),
+  models: new Picker({
+    select: ui.model,
+    search: ui.modelSearch,
+    items: catalog.models,
+    groupOf: (m) => m.family,
+    valueOf: (m) => m.id,
+    labelOf: (m) => `${m.name}${m.moe ? ` · ${fmt.number(m.active_params_b, 1)}B active` : ""}${m.reasoning ? " · thinks" : ""}`,
+    searchText: (m) => searchText(m.name, m.aliases, m.family, m.org, m.moe ? "moe" : "dense", m.reasoning ? "reasoning thinking" : ""),
+    extras: [["custom", "Custom model: paste a config.json…", "Your own"]],
+  }),
+  quants: new Picker({
+    select: ui.quant,
+    items: catalog.quants,
+    groupOf: (q) => (models.get(view.model)?.quants.includes(q.name) ? `Published for ${models.get(view.model).name}` : `Other ${q.kind.toUpperCase()} formats`),
+    valueOf: (q) => q.name,
+    labelOf: (q) => `${q.name} · ${fmt.number(q.bits_per_weight, 2)} bpw`,
+    searchText: (q) => q.name,
+  }),
+};
 
-function buildPickers() {
-  fillGrouped(ui.hardware, catalog.hardware, (d) => d.family, (d) => d.id, (d) => `${d.name} · ${fmt.bandwidth(d.bandwidth_gbs)}`);
-  fillGrouped(ui.model, catalog.models, (m) => m.family, (m) => m.id, (m) =>
-    m.moe ? `${m.name} · ${m.params_b}B (${m.active_params_b}B active)` : `${m.name} · ${m.params_b}B`);
-  fillGrouped(ui.quant, catalog.quants, (q) => q.kind.toUpperCase(), (q) => q.name, (q) => `${q.name} · ${q.bits_per_weight} bpw`);
-  ui.engine.replaceChildren(option("", "Usual for the device"), ...catalog.engines.map((e) => option(e.id, e.name)));
-  ui.answer.replaceChildren(...Object.entries(answers).map(([kind, a]) => option(kind, `${a.title} (${a.tokens.length} tokens)`)));
+function fillStaticPickers() {
+  ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...catalog.engines.map((e) => el("option", { value: e.id }, e.name)));
+  ui.answer.replaceChildren(...Object.entries(answers).map(([kind, a]) => el("option", { value: kind }, `${a.title} (${fmt.count(a.tokens.length)} tokens)`)));
+  ui.adv.kv.replaceChildren(...viewFields.kv.choices.map((kv) => el("option", { value: kv }, kv === "f16" ? "f16 (default)" : kv)));
+  const drafts = catalog.models.filter((m) => m.params_b <= 8);
+  ui.adv.draft.replaceChildren(el("option", { value: "" }, "smallest of the same family"), ...drafts.map((m) => el("option", { value: m.id }, `${m.name} (${fmt.number(m.params_b, 1)}B)`)));
   for (const [label, count] of PROMPT_PRESETS) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = label;
-    button.dataset.tokens = String(count);
-    button.addEventListener("click", () => {
-      ui.prompt.value = String(count);
-      onControlsChanged();
-    });
-    ui.presets.append(button);
+    ui.presets.append(
+      el("button", { type: "button", class: "chip", dataset: { tokens: count }, "aria-pressed": "false", onclick: () => {
+        ui.prompt.value = String(count);
+        onControlsChanged();
+      } }, label),
+    );
   }
 }
+
+// ---------------------------------------------------------------- view <-> controls
 
 function showView() {
-  ui.hardware.value = view.hw;
-  ui.model.value = view.model;
-  ui.quant.value = view.quant;
+  pickers.hardware.value = view.hw;
+  pickers.models.value = view.model;
+  pickers.quants.render();
+  pickers.quants.value = view.quant;
   ui.engine.value = view.engine;
   ui.prompt.value = String(view.prompt);
   ui.answer.value = view.answer;
-  ui.promptText.textContent = answers[view.answer].prompt;
+  ui.think.value = String(view.think);
+  for (const [key, input] of Object.entries(ui.adv)) input.value = String(view[key]);
+  for (const [key, input] of Object.entries(ui.hwInputs)) input.value = String(view[key]);
+  if (view.cfg && ui.modelConfig.value.trim() === "") ui.modelConfig.value = JSON.stringify(JSON.parse(view.cfg), null, 2);
+  if (ADVANCED_KEYS.some((key) => view[key] !== viewFields[key].default)) ui.advanced.open = true;
+  showDependentFields();
 }
 
+function showDependentFields() {
+  ui.customHardware.hidden = view.hw !== "custom";
+  ui.customModel.hidden = view.model !== "custom";
+  const model = models.get(view.model);
+  ui.thinkField.hidden = !model?.reasoning;
+  ui.gpuPctField.hidden = view.offload !== "layers";
+  ui.draftRow.hidden = view.spec === "off";
+  ui.adv.draft.disabled = view.spec !== "draft";
+  ui.adv.split.disabled = view.gpus < 2;
+  ui.promptText.textContent = answers[view.answer].prompt;
+  for (const button of ui.presets.children) button.setAttribute("aria-pressed", String(Number(button.dataset.tokens) === view.prompt));
+  const device = devices.get(view.hw);
+  ui.hardwareNote.textContent = device
+    ? `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""}`
+    : "Enter the specs from the vendor's page.";
+  ui.modelNote.textContent = model
+    ? `${model.org} · ${model.moe ? `mixture of ${fmt.count(model.experts)} experts, ${fmt.count(model.experts_per_token)} per token` : "dense"} · ${fmt.count(model.layers)} layers · up to ${fmt.tokens(model.max_context)} tokens of context${model.reasoning ? " · thinks before answering" : ""}`
+    : "Read from the pasted config.json.";
+  const answer = answers[view.answer];
+  const characters = answer.tokens.join("").length;
+  ui.answerNote.textContent = `${fmt.count(answer.tokens.length)} tokens, ${fmt.number(characters / answer.tokens.length, 1)} characters per token`;
+}
+
+function fieldError(key, result) {
+  const field = viewFields[key];
+  const range = field.kind === "int" || field.kind === "number" ? ` (${fmt.number(field.min, 3)} to ${fmt.number(field.max, 0)})` : "";
+  return `${field.doc.replace(/^custom hardware: /, "")}: ${result.reason}${range}.`;
+}
+
+/** The view the controls show, or the errors that stop it. */
 function readControls() {
   const errors = [];
-  const prompt = schema.prompt.parse(ui.prompt.value.trim());
-  if (!prompt.ok) errors.push(`Prompt length: ${prompt.reason} (1 to ${viewFields.prompt.max.toLocaleString("en-US")} tokens).`);
-  return {
-    errors,
-    view: {
-      hw: ui.hardware.value,
-      model: ui.model.value,
-      quant: ui.quant.value,
-      engine: ui.engine.value,
-      prompt: prompt.ok ? prompt.value : view.prompt,
-      answer: ui.answer.value,
-    },
+  const next = { ...view };
+  const read = (key, raw) => {
+    const result = schema[key].parse(String(raw).trim());
+    if (result.ok) next[key] = result.value;
+    else errors.push([key, fieldError(key, result)]);
   };
+  next.hw = ui.hardware.value;
+  next.model = ui.model.value;
+  next.quant = ui.quant.value;
+  next.engine = ui.engine.value;
+  next.answer = ui.answer.value;
+  read("prompt", ui.prompt.value);
+  read("think", ui.think.value);
+  for (const [key, input] of Object.entries(ui.adv)) read(key, input.value);
+  if (next.hw === "custom") for (const [key, input] of Object.entries(ui.hwInputs)) read(key, input.value);
+  if (next.model !== view.model) {
+    next.quant = quantFor(models.get(next.model), next.quant);
+    if (next.spec === "draft" && next.draft && models.get(next.draft)?.tokenizer !== models.get(next.model)?.tokenizer) next.draft = "";
+  }
+  return { errors, next };
+}
+
+function showFormErrors(errors) {
+  const hardwareErrors = errors.filter(([key]) => key.startsWith("hw_"));
+  const others = errors.filter(([key]) => !key.startsWith("hw_"));
+  ui.customHardwareError.hidden = !hardwareErrors.length;
+  ui.customHardwareError.textContent = hardwareErrors.map(([, text]) => text).join(" ");
+  ui.formError.hidden = !others.length;
+  ui.formError.textContent = others.map(([, text]) => text).join(" ");
+}
+
+function writeURL() {
+  const query = serializeState(view, schema);
+  if (query !== location.search) history.replaceState(null, "", query || location.pathname);
+}
+
+let debounce = 0;
+function onControlsChanged(event) {
+  const { errors, next } = readControls();
+  showFormErrors(errors);
+  if (errors.length) return;
+  const typing = event?.type === "input" && event.target.type === "number";
+  applyView(next, typing ? TYPING_DEBOUNCE_MS : 0);
+}
+
+/** Change part of the view from code (a suggestion, a race lane, a device from the list). */
+function setView(patch) {
+  const next = { ...view, ...patch };
+  if (patch.model && patch.model !== view.model && !patch.quant) next.quant = quantFor(models.get(next.model), next.quant);
+  applyView(next, 0);
+  showView();
+}
+
+function applyView(next, delayMs) {
+  const pickerChanged = next.model !== view.model;
+  view = next;
+  if (pickerChanged) {
+    pickers.quants.render();
+    pickers.quants.value = view.quant;
+  }
+  showDependentFields();
+  writeURL();
+  stopStream();
+  clearTimeout(debounce);
+  if (view.model === "custom" && !view.cfg) {
+    renderPending("Paste a config.json and press “Use this config”.");
+    return;
+  }
+  if (!engineReady) {
+    renderPending();
+    return;
+  }
+  recomputing = true;
+  debounce = setTimeout(recompute, delayMs);
+}
+
+function applyCustomModel() {
+  const text = ui.modelConfig.value.trim();
+  let config;
+  try {
+    config = JSON.parse(text);
+  } catch (error) {
+    showCustomModelError(`This is not valid JSON: ${error.message}.`);
+    return;
+  }
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    showCustomModelError("A config.json is one JSON object ({ … }).");
+    return;
+  }
+  const compact = JSON.stringify(config);
+  if (compact.length > viewFields.cfg.max_length) {
+    showCustomModelError(`This config is ${fmt.count(compact.length)} characters; a link can carry at most ${fmt.count(viewFields.cfg.max_length)}.`);
+    return;
+  }
+  showCustomModelError("");
+  setView({ model: "custom", cfg: compact });
+}
+
+function showCustomModelError(message) {
+  ui.customModelError.hidden = !message;
+  ui.customModelError.textContent = message;
 }
 
 // ---------------------------------------------------------------- numbers
@@ -170,69 +420,97 @@ function setMetric(element, value, text) {
   element.textContent = text;
 }
 
-const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
+function deviceSpec() {
+  if (view.hw !== "custom") return devices.get(view.hw);
+  return { name: view.hw_name, memory_gib: view.hw_mem, bandwidth_gbs: view.hw_bw, fp16_tflops: view.hw_tf };
+}
 
 function renderEstimate(result) {
   current = result;
   const e = result.estimate;
+  const r = result.request;
   setMetric(ui.decode, e.decode_tps, fmt.rate(e.decode_tps));
-  ui.decodeRange.textContent = `likely ${fmt.rate(e.decode_tps_low)}–${fmt.rate(e.decode_tps_high)} · ceiling ${fmt.rate(e.decode_ceiling_tps)}`;
+  ui.decodeRange.textContent = `likely ${fmt.rate(e.decode_tps_low)}–${fmt.rate(e.decode_tps_high)}`;
   setMetric(ui.prefill, e.prefill_tps, fmt.rate(e.prefill_tps));
   setMetric(ui.ttft, e.ttft_s, fmt.duration(e.ttft_s));
-  ui.ttftUnit.textContent = `for ${fmt.tokens(result.request.prompt_tokens)} prompt tokens`;
+  ui.ttftUnit.textContent = `for ${fmt.tokens(r.prompt_tokens)} prompt tokens${r.depth ? ` after ${fmt.tokens(r.depth)}` : ""}`;
   setMetric(ui.fit, e.fit, FIT_TEXT[e.fit]);
   ui.fit.dataset.verdict = e.fit;
   const m = e.memory;
   ui.memorySummary.textContent = `${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable`;
-  const fill = ui.membar.querySelector(".membar-fill");
-  fill.style.width = `${Math.min(100, (100 * m.total_gb) / Math.max(m.usable_gb, 1e-9))}%`;
+  ui.membar.querySelector(".membar-fill").style.width = `${Math.min(100, (100 * m.total_gb) / Math.max(m.usable_gb, 1e-9))}%`;
   ui.membar.dataset.verdict = e.fit;
-  ui.tier.textContent = tierText(e);
-  renderBreakdown(e);
-  ui.cli.textContent = result.cli;
+  ui.tierBadge.textContent = e.tier;
+  ui.tierBadge.dataset.tier = e.tier;
+  ui.tierBadge.title = tierText(e);
+  ui.setupLine.textContent = `${e.hardware.name}${e.hardware.gpus > 1 ? ` ×${e.hardware.gpus}` : ""} · ${e.model.name} · ${e.quant} · ${e.engine} on ${e.backend}`;
+  renderExtraLine(e, r);
+  renderExplain(ui, result, deviceSpec());
+  gauge.setPredicted(e.decode_tps);
+  const answer = answers[result.view.answer];
+  ui.tokensNote.textContent = `The answer is ${fmt.count(answer.tokens.length)} tokens, counted with ${answersData.tokenizer}, OpenAI's BPE tokenizer: ${fmt.number(answer.tokens.join("").length / answer.tokens.length, 1)} characters per token here; prose packs more characters into a token than code does, and Llama, Qwen or Gemma tokenizers differ by a few percent.`;
   ui.run.disabled = false;
+  customErrors(null);
 }
 
-function tierText(e) {
-  if (e.tier === "calibrated") return `Calibrated: ${e.engine} on ${e.backend} is fitted to real measurements; the range is where 80% of them fell.`;
-  if (e.tier === "measured") return "Measured: a benchmark of exactly this setup exists.";
-  return `Projected: no measurements of ${e.engine} on ${e.backend} yet, so this uses the physics with borrowed efficiencies; the range is wide on purpose.`;
+function renderExtraLine(e, r) {
+  const parts = [];
+  if (r.reasoning_tokens) {
+    const start = e.schedule?.arrival_s[r.reasoning_tokens];
+    parts.push(`Thinks for ${fmt.count(r.reasoning_tokens)} hidden tokens first: the visible answer starts after ${fmt.duration(start)}.`);
+  }
+  if (e.speculative) parts.push(`Speculative decoding (${e.speculative.method === "mtp" ? "MTP" : e.speculative.draft_model}): ${fmt.factor(e.speculative.speedup)} the speed without it, in bursts.`);
+  if (r.batch > 1) parts.push(`${fmt.count(r.batch)} requests at once: ${fmt.rate(e.decode_tps)} tok/s each, ${fmt.rate(e.aggregate_tps)} tok/s together.`);
+  if (e.fit === "offload") parts.push(`${fmt.gigabytes(e.memory.host_weights_gb)} of weights live in system RAM${e.memory.experts_on_host ? " (the MoE experts)" : ""}.`);
+  ui.extraLine.hidden = parts.length === 0;
+  ui.extraLine.textContent = parts.join(" ");
 }
 
-function renderBreakdown(e) {
-  const b = e.breakdown;
-  const m = e.memory;
-  const rows = [
-    ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)} at ${fmt.bandwidth(b.bandwidth_gbs)} × ${fmt.percent(b.eta_bw)} realised = ${fmt.duration(b.weights_s)}`],
-    ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} = ${fmt.duration(b.kv_s)}`],
-    ["Fixed overhead per token", fmt.duration(b.fixed_s)],
-    ["Decode step", `${fmt.duration(b.step_s)} → ${fmt.rate(e.decode_tps)} tok/s (${b.memory_bound ? "memory-bound" : "compute-bound"})`],
-    ["Bandwidth ceiling", `${fmt.rate(e.decode_ceiling_tps)} tok/s if only weights were read at full bandwidth`],
-    ["Prefill", `${fmt.number(b.prefill_flops / 1e12, 1)} TFLOP → ${fmt.duration(b.prefill_s)}`],
-    ["Memory", `weights ${fmt.gigabytes(m.weights_gb)} + KV ${fmt.gigabytes(m.kv_gb)} + buffers ${fmt.gigabytes(m.overhead_gb)} = ${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable`],
-  ];
-  if (m.host_weights_gb > 0) rows.push(["Offloaded to system RAM", `${fmt.gigabytes(m.host_weights_gb)} (${fmt.duration(b.host_s)} per token)`]);
-  ui.breakdown.replaceChildren(
-    ...rows.flatMap(([term, detail]) => {
-      const dt = document.createElement("dt");
-      dt.textContent = term;
-      const dd = document.createElement("dd");
-      dd.textContent = detail;
-      return [dt, dd];
-    }),
-  );
-}
-
-function renderPending() {
-  for (const el of [ui.decode, ui.prefill, ui.ttft, ui.fit]) setMetric(el, null, "…");
-  ui.decodeRange.textContent = "";
+function renderPending(message = "") {
+  for (const element of [ui.decode, ui.prefill, ui.ttft, ui.fit]) setMetric(element, null, "…");
+  ui.decodeRange.textContent = message;
   ui.memorySummary.textContent = "";
   ui.run.disabled = true;
 }
 
-function showFormError(message) {
-  ui.formError.hidden = !message;
-  ui.formError.textContent = message || "";
+function renderFailed(error) {
+  renderPending();
+  for (const element of [ui.decode, ui.prefill, ui.ttft, ui.fit]) element.textContent = "—";
+  customErrors(error);
+}
+
+/** An engine error goes next to the input it is about. */
+function customErrors(error) {
+  const field = error?.field || "";
+  const onHardware = error && view.hw === "custom" && field.startsWith("hardware");
+  const onModel = error && view.model === "custom" && (field === "" || /^(cfg|config|model)/.test(field));
+  ui.customHardwareError.hidden = !onHardware;
+  ui.customHardwareError.textContent = onHardware ? error.message : "";
+  if (onModel) showCustomModelError(error.message);
+  else if (!error) showCustomModelError("");
+  ui.formError.hidden = !error || onHardware || onModel;
+  ui.formError.textContent = error && !onHardware && !onModel ? error.message : "";
+}
+
+function renderAdvice(advice) {
+  ui.verdicts.replaceChildren(
+    ...advice.verdicts.map((v) =>
+      el("li", { class: `verdict level-${v.level}`, dataset: { case: v.id, level: v.level }, title: v.why },
+        el("span", { class: "verdict-mark", "aria-hidden": "true" }, v.level === "good" ? "✓" : v.level === "ok" ? "~" : "✕"),
+        el("span", { class: "verdict-label" }, v.label),
+        el("span", { class: "verdict-range" }, `${v.low}–${v.high}${v.id === "agentic" ? "+" : ""} tok/s`),
+        el("span", { class: "sr-only" }, v.level === "good" ? ": comfortable" : v.level === "ok" ? ": usable" : ": too slow")),
+    ),
+  );
+  ui.suggestionsBox.hidden = advice.suggestions.length === 0;
+  ui.suggestions.replaceChildren(
+    ...advice.suggestions.map((s) =>
+      el("li", { class: "suggestion", dataset: { fit: s.fit } },
+        el("span", { class: "suggestion-text" }, s.text),
+        el("span", { class: "suggestion-numbers" }, `${fmt.rate(s.decode_tps)} tok/s · ${FIT_TEXT[s.fit].toLowerCase()}`),
+        el("button", { type: "button", class: "chip", onclick: () => { setView(s.patch); announce(`Applied: ${s.text}.`); } }, "Apply")),
+    ),
+  );
 }
 
 // ---------------------------------------------------------------- engine
@@ -262,7 +540,9 @@ async function startEngine() {
     return;
   }
   engineReady = true;
+  timings.engineReadyMs = performance.now();
   setStatus("ready", `Engine ready (${fmt.duration((performance.now() - started) / 1000)} to start).`);
+  if (view.model === "custom" && !view.cfg) return;
   await recompute();
 }
 
@@ -270,42 +550,77 @@ async function recompute() {
   if (!engineReady) return;
   const seq = ++computeSeq;
   const asked = { ...view };
+  jobs.cancel();
+  const sent = performance.now();
+  let result;
   try {
-    const result = await client.call("view", asked);
-    if (seq !== computeSeq) return; // a newer request is on its way
-    showFormError("");
-    renderEstimate({ ...result, view: asked });
+    result = await jobs.now("view", asked);
   } catch (error) {
     if (seq !== computeSeq) return;
-    renderPending();
-    for (const el of [ui.decode, ui.prefill, ui.ttft, ui.fit]) el.textContent = "—";
-    showFormError(error.message);
-  }
-}
-
-// ---------------------------------------------------------------- interaction
-
-let debounce = 0;
-function onControlsChanged() {
-  const { errors, view: next } = readControls();
-  showFormError(errors.join(" "));
-  if (errors.length) return;
-  view = next;
-  ui.promptText.textContent = answers[view.answer].prompt;
-  history.replaceState(null, "", serializeState(view, schema) || location.pathname);
-  stopStream();
-  clearTimeout(debounce);
-  if (!engineReady) {
-    renderPending();
+    recomputing = false;
+    renderFailed(error);
+    current = { ...(current || {}), view: asked, failed: true };
     return;
   }
-  debounce = setTimeout(recompute, RECOMPUTE_DEBOUNCE_MS);
+  if (seq !== computeSeq) return; // a newer request is on its way
+  timings.recomputeMs.push(performance.now() - sent);
+  recomputing = false;
+  renderEstimate({ ...result, view: asked });
+  background(asked, result, seq);
 }
+
+/** Everything below the main numbers, one engine call at a time, newest view only. */
+function background(asked, result, seq) {
+  const stale = () => seq !== computeSeq;
+  jobs.later("advice", { view: asked }).then((advice) => advice && !stale() && renderAdvice(advice)).catch(() => {});
+  agent.update();
+  race.update();
+  for (const kind of charts.kinds) {
+    charts.pending(kind);
+    jobs.later(`sweep_${kind}`, { view: asked })
+      .then((data) => data && !stale() && charts.show(kind, data))
+      .catch((error) => !stale() && charts.failed(kind, error.message));
+  }
+  updateMarks(asked, stale);
+  reverse.viewChanged();
+}
+
+/** Fit marks of the three pickers; each depends on the view minus its own field. */
+async function updateMarks(asked, stale) {
+  const ignore = { hardware: ["hw"], models: ["model", "quant", "spec", "draft"], quants: ["quant"] };
+  const targets = { hardware: pickers.hardware, models: pickers.models, quants: pickers.quants };
+  for (const kind of Object.keys(targets)) {
+    const key = `${kind}|${JSON.stringify(Object.entries(asked).filter(([k]) => !ignore[kind].includes(k) && !LANE_KEYS.includes(k)))}`;
+    if (markCache.has(key)) {
+      targets[kind].setMarks(markCache.get(key));
+      continue;
+    }
+    targets[kind].clearMarks();
+    const marks = {};
+    for (let offset = 0, total = Infinity; offset < total; offset += MARK_CHUNK) {
+      let reply;
+      try {
+        reply = await jobs.later("marks", { view: asked, kind, offset, limit: MARK_CHUNK });
+      } catch {
+        break;
+      }
+      if (reply === null || stale()) return;
+      total = reply.total;
+      Object.assign(marks, reply.marks);
+      targets[kind].setMarks(reply.marks);
+    }
+    if (markCache.size > 60) markCache.clear();
+    markCache.set(key, marks);
+  }
+}
+
+// ---------------------------------------------------------------- the stream
 
 function stopStream() {
   player?.stop();
   player = null;
   ui.stream.dataset.state = "idle";
+  gauge.setLive(null);
 }
 
 function runStream() {
@@ -313,43 +628,84 @@ function runStream() {
   stopStream();
   const schedule = current.estimate.schedule;
   const answer = answers[current.view.answer];
+  const hidden = schedule.reasoning_tokens;
+  gauge.setDone("");
   ui.streamStatus.textContent = `Processing ${fmt.tokens(current.request.prompt_tokens)} prompt tokens…`;
   player = play({
     element: ui.stream,
     textElement: ui.streamText,
     tokens: answer.tokens,
     arrivals: schedule.arrival_s,
-    hidden: schedule.reasoning_tokens,
-    onFrame: ({ elapsed, state }) => {
+    hidden,
+    stepMs: reducedMotion() ? REDUCED_MOTION_STEP_MS : 0,
+    onFrame: ({ elapsed, generated, state }) => {
       if (state === "prefill") ui.streamStatus.textContent = `Processing the prompt… ${fmt.duration(elapsed)}`;
-      else if (state === "thinking") ui.streamStatus.textContent = "Thinking…";
-      else ui.streamStatus.textContent = `First token after ${fmt.duration(schedule.ttft_s)}`;
-      const live = liveRate(schedule.arrival_s, elapsed);
-      ui.liveRate.textContent = state === "streaming" ? `${fmt.rate(live)} tok/s now` : "";
+      else if (state === "thinking") ui.streamStatus.textContent = `Thinking… ${fmt.count(generated)} of ${fmt.count(hidden)} hidden tokens`;
+      else ui.streamStatus.textContent = `First token after ${fmt.duration(schedule.ttft_s)}${hidden ? `, answer after ${fmt.duration(schedule.arrival_s[hidden])}` : ""}`;
+      gauge.setLive(state === "prefill" ? null : liveRate(schedule.arrival_s, elapsed));
     },
     onDone: ({ elapsed }) => {
-      ui.liveRate.textContent = `Done: ${answer.tokens.length} tokens in ${fmt.duration(elapsed)}.`;
+      gauge.setLive(null);
+      const end = schedule.arrival_s.at(-1);
+      const text = `Done: ${fmt.count(answer.tokens.length)} tokens${hidden ? ` (and ${fmt.count(hidden)} hidden)` : ""} in ${fmt.duration(elapsed)}, ${fmt.rate((schedule.arrival_s.length - 1) / Math.max(end - schedule.ttft_s, 1e-9))} tok/s after the first.`;
+      gauge.setDone(text);
+      announce(text);
     },
   });
 }
 
-function init() {
-  buildPickers();
+// ---------------------------------------------------------------- share
+
+async function copyLink() {
+  const url = location.href;
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(url);
+    copied = true;
+  } catch {
+    copied = false;
+  }
+  ui.copyLink.textContent = copied ? "Link copied" : "Copy the address bar";
+  ui.copyLink.dataset.copied = String(copied);
+  announce(copied ? "The link to this view is on the clipboard." : "Copying is blocked here: copy the address from the address bar.");
+  setTimeout(() => (ui.copyLink.textContent = "Copy link"), 2000);
+}
+
+function readURL() {
   const parsed = parseState(location.search, schema);
   view = parsed.state;
-  if (parsed.ignored.length) {
-    ui.urlNotice.hidden = false;
-    ui.urlNotice.textContent = `Ignored from the link: ${parsed.ignored.map((i) => `${i.key} (${i.reason})`).join(", ")}. Using defaults instead.`;
-  }
+  ui.urlNotice.hidden = !parsed.ignored.length;
+  ui.urlNotice.textContent = parsed.ignored.length
+    ? `Ignored from the link: ${parsed.ignored.map((i) => `${i.key} (${i.reason})`).join(", ")}. Using defaults instead.`
+    : "";
+}
+
+// ---------------------------------------------------------------- start
+
+function init() {
+  fillStaticPickers();
+  initTheme($("#theme-toggle"));
+  readURL();
   showView();
   const sameAsBuilt = Object.keys(schema).every((key) => view[key] === initial.view[key]);
   if (sameAsBuilt) renderEstimate(initial);
   else renderPending();
+  timings.firstNumberMs = performance.now();
+  race.render(race.views());
 
-  for (const el of [ui.hardware, ui.model, ui.quant, ui.engine, ui.answer]) el.addEventListener("change", onControlsChanged);
-  ui.prompt.addEventListener("input", onControlsChanged);
+  for (const element of [ui.hardware, ui.model, ui.quant, ui.engine, ui.answer, ...Object.values(ui.adv), ...Object.values(ui.hwInputs)]) {
+    element.addEventListener(element.tagName === "SELECT" ? "change" : "input", onControlsChanged);
+  }
+  for (const element of [ui.prompt, ui.think]) element.addEventListener("input", onControlsChanged);
+  ui.modelConfigApply.addEventListener("click", applyCustomModel);
   ui.run.addEventListener("click", runStream);
   ui.retry.addEventListener("click", startEngine);
+  ui.copyLink.addEventListener("click", copyLink);
+  window.addEventListener("popstate", () => {
+    readURL();
+    showView();
+    applyView(view, 0);
+  });
   startEngine();
 }
 

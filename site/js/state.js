@@ -4,7 +4,8 @@
 // number, out of range, absurdly long) is dropped in favour of the default and reported, so the
 // page can say what it ignored. Nothing from the URL is ever inserted as markup.
 
-/** Longest value accepted for any key (ids and numbers are far shorter). */
+/** Longest value accepted for a key that does not set its own maxLength (ids and numbers are
+ *  far shorter; a pasted config.json sets its own). */
 const MAX_VALUE_LENGTH = 200;
 
 /** A validator for an id from `choices` (a Set or a function returning a Set). */
@@ -40,6 +41,47 @@ export function flagField() {
   return (raw) => (raw === "1" || raw === "0" ? { ok: true, value: raw === "1" } : { ok: false, reason: "not 0 or 1" });
 }
 
+/** A validator for one of a fixed list of strings. */
+export function choiceField(choices) {
+  const set = new Set(choices);
+  return (raw) => (set.has(raw) ? { ok: true, value: raw } : { ok: false, reason: "unknown" });
+}
+
+/** A validator for free text (a name): printable, at most `maxLength` characters. */
+export function textField(maxLength) {
+  return (raw) => {
+    if (raw.length > maxLength) return { ok: false, reason: "too long" };
+    if (/[\u0000-\u001f\u007f]/.test(raw)) return { ok: false, reason: "control characters" };
+    return { ok: true, value: raw };
+  };
+}
+
+/** A validator for a JSON object kept as its text (a pasted config.json). */
+export function jsonField() {
+  return (raw) => {
+    try {
+      const value = JSON.parse(raw);
+      if (value && typeof value === "object" && !Array.isArray(value)) return { ok: true, value: raw };
+    } catch {
+      return { ok: false, reason: "not valid JSON" };
+    }
+    return { ok: false, reason: "not a JSON object" };
+  };
+}
+
+/** A validator for a race lane: up to parts.length values joined by `separator`, each empty or
+ *  accepted by its part's validator (`parts` = [[name, validator], ...]). */
+export function laneField(parts, separator) {
+  return (raw) => {
+    const values = raw.split(separator);
+    if (values.length > parts.length) return { ok: false, reason: "too many parts" };
+    for (let i = 0; i < values.length; i++) {
+      if (values[i] !== "" && !parts[i][1](values[i]).ok) return { ok: false, reason: `unknown ${parts[i][0]}` };
+    }
+    return { ok: true, value: raw };
+  };
+}
+
 /**
  * Parse `search` (location.search) against `schema` ({key: {parse, default}}).
  * Returns {state, ignored: [{key, reason}]}: state has every schema key (defaults filled in).
@@ -65,7 +107,7 @@ export function parseState(search, schema) {
       continue;
     }
     seen.add(key);
-    if (raw.length > MAX_VALUE_LENGTH) {
+    if (raw.length > (schema[key].maxLength || MAX_VALUE_LENGTH)) {
       ignored.push({ key, reason: "too long" });
       continue;
     }

@@ -22,14 +22,17 @@ export function tokensDue(arrivals, t) {
  * generated token: first the `hidden` reasoning tokens, then one per answer token).
  * `element` gets data-state (prefill / thinking / streaming / done), data-tokens (answer tokens
  * shown) and data-thinking (reasoning tokens generated). `onFrame({elapsed, generated, state})`
- * runs every frame. Returns {stop()}.
+ * runs every frame. With `stepMs` (reduced motion) the text changes at most that often, in
+ * larger pieces: the same tokens at the same average rate, without the constant movement.
+ * Returns {stop()}.
  */
-export function play({ element, textElement, tokens, arrivals, hidden = 0, onFrame, onDone, now = () => performance.now() }) {
+export function play({ element, textElement, tokens, arrivals, hidden = 0, stepMs = 0, onFrame, onDone, now = () => performance.now() }) {
   const total = Math.min(arrivals.length, hidden + tokens.length);
   const start = now();
   let generated = 0;
   let frame = 0;
   let stopped = false;
+  let lastStep = -Infinity;
   element.dataset.state = "prefill";
   element.dataset.tokens = "0";
   element.dataset.thinking = "0";
@@ -39,7 +42,9 @@ export function play({ element, textElement, tokens, arrivals, hidden = 0, onFra
     if (stopped) return;
     const elapsed = (now() - start) / 1000;
     const due = Math.min(tokensDue(arrivals, elapsed), total);
-    if (due > generated) {
+    const stepping = stepMs > 0 && due < total && elapsed * 1000 - lastStep < stepMs;
+    if (due > generated && !stepping) {
+      lastStep = elapsed * 1000;
       const from = Math.max(generated - hidden, 0);
       const to = Math.max(due - hidden, 0);
       if (to > from) textElement.append(tokens.slice(from, to).join(""));

@@ -1,0 +1,107 @@
+// "Where the numbers come from": every number of the estimate with the terms that make it, the
+// memory need against capacity, the confidence tier, and the commands that check it.
+
+import { el, fillList } from "./dom.js";
+import * as fmt from "./format.js";
+
+const MEMORY_PARTS = [
+  ["weights_gb", "Weights", "weights"],
+  ["kv_gb", "KV cache", "kv"],
+  ["compute_buffer_gb", "Compute buffers", "compute"],
+  ["runtime_gb", "Runtime", "runtime"],
+];
+
+export function tierText(e) {
+  const range = `likely ${fmt.rate(e.decode_tps_low)}–${fmt.rate(e.decode_tps_high)} tok/s`;
+  if (e.tier === "measured") return `Measured: a benchmark of exactly this set-up exists; ${range}.`;
+  if (e.tier === "calibrated") {
+    return `Calibrated: the physics' few free parameters (bandwidth efficiency, fixed overhead per token, compute efficiency) are fitted to real llama-bench measurements of ${e.engine} on ${e.backend}; ${range} is where 80% of those measurements fell around the prediction.`;
+  }
+  return `Projected: there are no measurements of ${e.engine} on ${e.backend} yet, so this is the physics with efficiencies borrowed from the nearest calibrated back-end; ${range}, wide on purpose.`;
+}
+
+function decodeRows(e) {
+  const b = e.breakdown;
+  const rows = [
+    ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
+    ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} on paper × ${fmt.percent(b.eta_bw)} realised (fitted efficiency) → ${fmt.duration(b.weights_s)} for the weights`],
+    ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
+    ["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`],
+  ];
+  if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
+  if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token`]);
+  rows.push(["One decode step", `${fmt.duration(b.step_s)} → ${fmt.rate(e.decode_tps)} tok/s, ${b.memory_bound ? "limited by memory bandwidth" : "limited by compute"}`]);
+  rows.push(["Ceiling", `${fmt.rate(e.decode_ceiling_tps)} tok/s if only the weights were read, at full bandwidth`]);
+  rows.push(["At an empty context", `${fmt.rate(b.empty_context_tps)} tok/s (it slows as the chat grows)`]);
+  if (e.speculative) {
+    const s = e.speculative;
+    rows.push([
+      "Speculative decoding",
+      `${s.method === "mtp" ? "the MTP head" : s.draft_model} drafts ${s.draft_tokens} tokens, ${fmt.percent(s.acceptance)} accepted each → ${fmt.number(s.tokens_per_cycle, 2)} tokens per ${fmt.duration(s.cycle_s)} cycle, ${fmt.factor(s.speedup)}`,
+    ]);
+  }
+  return rows;
+}
+
+function prefillRows(e, request, device) {
+  const b = e.breakdown;
+  const cached = request.prefix_cached || 0;
+  const rows = [
+    ["Prompt", `${fmt.count(request.prompt_tokens - cached)} tokens to process${request.depth ? `, after ${fmt.count(request.depth)} already in the cache` : ""}`],
+    ["Work", `${fmt.number(b.prefill_flops / 1e12, 2)} TFLOP (2 per active weight per token, plus attention over the context)`],
+    ["Compute time", `${fmt.duration(b.prefill_compute_s)} at a fitted share of ${fmt.tflops(device?.fp16_tflops)} FP16${e.hardware.gpus > 1 ? ` per device × ${e.hardware.gpus}` : ""}`],
+  ];
+  if (b.prefill_memory_s > 0) rows.push(["Reading the weights", `${fmt.duration(b.prefill_memory_s)} (per batch of prompt tokens)`]);
+  if (b.prefill_transfer_s > 0) rows.push(["Copying offloaded weights", `${fmt.duration(b.prefill_transfer_s)}`]);
+  rows.push(["Prefill", `${fmt.duration(b.prefill_s)} → ${fmt.rate(e.prefill_tps)} tok/s`]);
+  rows.push(["First token", `prefill + one decode step (${fmt.duration(b.first_step_s)}) = ${fmt.duration(e.ttft_s)}`]);
+  return rows;
+}
+
+function memoryRows(e) {
+  const m = e.memory;
+  const rows = MEMORY_PARTS.map(([key, label]) => [label, fmt.gigabytes(m[key])]);
+  rows.push(["Total", `${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable (${fmt.gigabytes(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
+  if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.gigabytes(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
+  return rows;
+}
+
+function renderStack(stack, m) {
+  const capacity = Math.max(m.usable_gb, m.total_gb, 1e-9);
+  const parts = MEMORY_PARTS.map(([key, label, css]) => {
+    const part = el("span", { class: `stack-part part-${css}`, title: `${label}: ${fmt.gigabytes(m[key])}` });
+    part.style.width = `${(100 * m[key]) / capacity}%`;
+    return part;
+  });
+  const limit = el("span", { class: "stack-limit", title: `usable: ${fmt.gigabytes(m.usable_gb)}` });
+  limit.style.left = `${(100 * m.usable_gb) / capacity}%`;
+  const legend = el("div", { class: "stack-legend" }, MEMORY_PARTS.map(([key, label, css]) => el("span", {}, el("i", { class: `part-${css}` }), `${label} ${fmt.gigabytes(m[key])}`)), el("span", {}, el("i", { class: "limit" }), `usable ${fmt.gigabytes(m.usable_gb)}`));
+  stack.replaceChildren(el("div", { class: "stack-bar", role: "img", "aria-label": `${fmt.gigabytes(m.total_gb)} needed of ${fmt.gigabytes(m.usable_gb)} usable` }, parts, limit), legend);
+}
+
+function commandBlock({ tool, command, compare }) {
+  const pre = el("pre", { class: "cli", tabindex: "0" }, command);
+  const button = el("button", { type: "button", class: "chip copy", "aria-label": `Copy the ${tool} command` }, "Copy");
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(command);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Select and copy";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 1800);
+  });
+  return el("div", { class: "command", dataset: { tool } }, el("div", { class: "command-head" }, el("strong", {}, tool), el("span", {}, compare), button), pre);
+}
+
+/** `device` is the chosen device's catalog entry (or the custom specs). */
+export function renderExplain(ui, result, device) {
+  const e = result.estimate;
+  fillList(ui.breakdownDecode, decodeRows(e));
+  fillList(ui.breakdownPrefill, prefillRows(e, result.request, device));
+  fillList(ui.breakdownMemory, memoryRows(e));
+  renderStack(ui.memoryStack, e.memory);
+  ui.tierNote.textContent = tierText(e);
+  ui.commands.replaceChildren(...(result.commands || []).map(commandBlock));
+  ui.cli.textContent = result.cli;
+}

@@ -1,0 +1,63 @@
+// The URL-state schema: the engine's view fields (engine/view.py, rendered into the page by the
+// build) with a validator each, built from the catalogs the page carries.
+
+import { choiceField, idField, intField, jsonField, laneField, numberField, textField } from "./state.js";
+
+export const LANE_PARTS = ["hw", "model", "quant", "engine", "spec"];
+export const LANE_SEPARATOR = "*";
+
+/** {key: {default, parse, maxLength}} for parseState/serializeState. */
+export function buildSchema(viewFields, catalog, answers) {
+  const ids = {
+    hardware: new Set(["custom", ...catalog.hardware.map((d) => d.id)]),
+    model: new Set(["custom", ...catalog.models.map((m) => m.id)]),
+    quant: new Set(catalog.quants.map((q) => q.name)),
+    engine: new Set(["", ...catalog.engines.map((e) => e.id)]),
+    answer: new Set(Object.keys(answers)),
+    draft: new Set(["", ...catalog.models.map((m) => m.id)]),
+  };
+  const spec = (raw) => (raw === "off" || raw === "mtp" || ids.model.has(raw) ? { ok: true, value: raw } : { ok: false, reason: "unknown" });
+  const laneParts = [
+    ["hardware", idField(ids.hardware)],
+    ["model", idField(ids.model)],
+    ["quant", idField(ids.quant)],
+    ["engine", idField(ids.engine)],
+    ["speculative decoding", spec],
+  ];
+  const validators = {
+    int: (f) => intField(f.min, f.max),
+    number: (f) => numberField(f.min, f.max),
+    choice: (f) => choiceField(f.choices),
+    text: (f) => textField(f.max_length),
+    json: () => jsonField(),
+    lane: () => laneField(laneParts, LANE_SEPARATOR),
+  };
+  return Object.fromEntries(
+    Object.entries(viewFields).map(([key, field]) => {
+      const parse = validators[field.kind] ? validators[field.kind](field) : idField(ids[field.kind]);
+      return [key, { default: field.default, parse, maxLength: field.max_length }];
+    }),
+  );
+}
+
+/** A lane's view: the main view with the lane's non-empty parts (engine/view.py parse_lane). */
+export function laneView(main, laneText) {
+  const view = { ...main, lane1: "", lane2: "", lane3: "" };
+  laneText.split(LANE_SEPARATOR).forEach((value, i) => {
+    if (value) view[LANE_PARTS[i]] = value;
+  });
+  if (!["off", "mtp", "draft"].includes(view.spec)) {
+    view.draft = view.spec;
+    view.spec = "draft";
+  }
+  return view;
+}
+
+/** Quants tried when a model is not published in the current one (engine/explore.py). */
+const PREFERRED_QUANTS = ["Q4_K_M", "UD-Q4_K_XL", "MXFP4", "Q4_0", "MLX-4bit", "AWQ-4bit"];
+
+/** The quant to switch to with a model (mirrors engine/explore.py quant_for). */
+export function quantFor(model, current) {
+  if (!model || !model.quants.length || model.quants.includes(current)) return current;
+  return PREFERRED_QUANTS.find((name) => model.quants.includes(name)) || model.quants[0];
+}

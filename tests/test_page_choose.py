@@ -1,0 +1,245 @@
+"""Choose: searchable pickers with fit marks, presets, the advanced panel, the reverse hardware
+search, the agent estimator, custom hardware and models, and measuring a local server."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+
+import pytest
+
+from engine.models import load_models
+from engine.view import estimate_view
+from pagekit import call_engine, page_view, query, settle, show, value
+
+pytestmark = pytest.mark.browser
+
+METRICS = {"decode-tps": "decode_tps", "prefill-tps": "prefill_tps", "ttft": "ttft_s"}
+
+
+def assert_numbers_are_the_engines(page):
+    """The headline numbers equal the engine's for the view in the URL."""
+    settle(page)
+    expected = estimate_view(page_view(page))["estimate"]
+    for testid, key in METRICS.items():
+        assert value(page, f'.results [data-testid="{testid}"]') == pytest.approx(expected[key], rel=1e-9), key
+    assert page.get_attribute('.results [data-testid="fit"]', "data-value") == expected["fit"]
+
+
+def test_search_narrows_the_picker_and_enter_picks(app):
+    page, _log, _console = app
+    show(page)
+    page.fill("#hardware-search", "7900 xtx")
+    labels = page.eval_on_selector_all('[data-testid="hardware-select"] option', "els => els.map(e => [e.value, e.textContent])")
+    matching = [v for v, text in labels if v not in ("custom", "rtx-4090")]
+    assert matching and all("7900 XTX" in text for v, text in labels if v in matching)
+    page.press("#hardware-search", "Enter")
+    page.wait_for_function("() => location.search.includes('hw=rx-7900-xtx')")
+    assert_numbers_are_the_engines(page)
+    page.fill("#hardware-search", "")
+
+
+def test_every_picker_item_gets_the_engines_fit_mark(app):
+    page, _log, _console = app
+    view = show(page, query(model="qwen3-32b"))
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"hardware-select\"] option[data-fit]').length > 300", timeout=60_000)
+    marks = dict(page.eval_on_selector_all('[data-testid="hardware-select"] option[data-fit]', "els => els.map(e => [e.value, e.dataset.fit])"))
+    expected = {}
+    for offset in range(0, 400, 64):
+        expected.update(call_engine("marks", {"view": view, "kind": "hardware", "offset": offset, "limit": 64})["marks"])
+    assert marks == expected
+    assert {"fits", "offload", "no"} <= set(marks.values())
+    label = page.eval_on_selector('[data-testid="hardware-select"] option[value="rtx-3060"]', "e => e.textContent")
+    assert label.endswith({"fits": "fits", "offload": "offload", "no": "won't run"}[expected["rtx-3060"]])
+    model_marks = page.eval_on_selector_all('[data-testid="model-select"] option[data-fit]', "els => els.length")
+    assert model_marks == len(load_models())
+    assert page.locator('[data-testid="quant-select"] optgroup[label^="Published for"]').count() == 1
+
+
+def test_prompt_presets_set_the_prompt(app):
+    page, _log, _console = app
+    show(page)
+    page.click('#prompt-presets button[data-tokens="12000"]')
+    page.wait_for_function("() => location.search.includes('prompt=12000')")
+    assert page.get_attribute('#prompt-presets button[data-tokens="12000"]', "aria-pressed") == "true"
+    assert_numbers_are_the_engines(page)
+
+
+def test_advanced_settings_reach_the_engine(app):
+    page, _log, _console = app
+    show(page)
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    page.fill('[data-testid="depth-tokens"]', "8000")
+    page.select_option('[data-testid="kv-select"]', "q8_0")
+    page.fill('[data-testid="gpus-input"]', "2")
+    page.select_option('[data-testid="split-select"]', "row")
+    page.fill('[data-testid="batch-input"]', "4")
+    page.select_option('[data-testid="spec-select"]', "draft")
+    page.select_option('[data-testid="workload-select"]', "code")
+    page.wait_for_function("() => ['depth=8000', 'kv=q8_0', 'gpus=2', 'split=row', 'batch=4', 'spec=draft', 'workload=code'].every(p => location.search.includes(p))")
+    view = page_view(page)
+    page.wait_for_function("(v) => Object.entries(v).every(([k, x]) => window.__tokfeel.current()?.view[k] === x)", arg=view)
+    assert_numbers_are_the_engines(page)
+    cli = page.inner_text('[data-testid="cli-line"]')
+    for flag in ("--depth 8000", "--kv-quant q8_0", "--gpus 2", "--split row", "--batch 4", "--draft llama-3.2-1b", "--workload code"):
+        assert flag in cli
+    page.select_option('[data-testid="offload-select"]', "layers")
+    page.fill('[data-testid="gpu-pct"]', "50")
+    page.wait_for_function("() => location.search.includes('offload=layers')")
+    assert_numbers_are_the_engines(page)
+    assert "--gpu-layers 0.5" in page.inner_text('[data-testid="cli-line"]')
+    show(page)
+
+
+def test_reverse_search_lists_the_engines_devices(app):
+    page, _log, _console = app
+    view = show(page, query(model="qwen3-32b"))
+    page.fill('[data-testid="reverse-min"]', "30")
+    page.click('[data-testid="reverse-run"]')
+    page.wait_for_selector('[data-testid="reverse-table"]:not([hidden])', timeout=60_000)
+    rows = []
+    for offset in range(0, 400, 64):
+        rows += call_engine("reverse", {"view": view, "min_tps": 30, "offset": offset, "limit": 64})["rows"]
+    matching = [r for r in rows if r["meets"] and r["price_usd"]]
+    assert f"{len(matching):,} of {len(rows):,} devices" in page.inner_text('[data-testid="reverse-status"]')
+    shown = page.eval_on_selector_all('[data-testid="reverse-table"] tbody tr', "els => els.map(e => [e.dataset.id, Number(e.dataset.tps)])")
+    by_id = {r["id"]: r for r in rows}
+    assert all(tps >= 30 and tps == pytest.approx(by_id[i]["decode_tps"]) for i, tps in shown)
+    per_dollar = [by_id[i]["tps_per_kusd"] for i, _ in shown]
+    assert per_dollar == sorted(per_dollar, reverse=True)
+    page.click('[data-testid="reverse-table"] th button[data-sort="decode_tps"]')
+    speeds = page.eval_on_selector_all('[data-testid="reverse-table"] tbody tr', "els => els.map(e => Number(e.dataset.tps))")
+    assert speeds == sorted(speeds, reverse=True)
+    first = page.get_attribute('[data-testid="reverse-table"] tbody tr', "data-id")
+    page.locator('[data-testid="reverse-table"] tbody tr').first.locator("button").click()
+    page.wait_for_function("(id) => location.search.includes(`hw=${id}`)", arg=first)
+
+
+def test_agent_estimate_is_the_engines(app):
+    page, _log, _console = app
+    view = show(page)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"agent-total\"]').dataset.value")
+    expected = call_engine("agent", {"view": view})
+    assert value(page, '[data-testid="agent-total"]') == pytest.approx(expected["total_s"])
+    page.fill('[data-testid="agent-turns"]', "10")
+    page.uncheck('[data-testid="agent-cache"]')
+    expected = call_engine("agent", {"view": view, "turns": 10, "prefix_cache": False})
+    page.wait_for_function("(t) => Math.abs(Number(document.querySelector('[data-testid=\"agent-total\"]').dataset.value) - t) < 1e-9 * t", arg=expected["total_s"])
+    assert "With prefix caching it would take" in page.inner_text('[data-testid="agent-note"]')
+    page.fill('[data-testid="agent-turns"]', "4")
+    page.check('[data-testid="agent-cache"]')
+
+
+def test_custom_hardware_is_validated_and_estimated(app):
+    page, _log, _console = app
+    show(page)
+    page.select_option('[data-testid="hardware-select"]', "custom")
+    page.fill('[data-testid="custom-hw-bw"]', "0")
+    error = page.locator('[data-testid="custom-hw-error"]')
+    error.wait_for(state="visible")
+    assert "bandwidth" in error.inner_text().lower() and "20,000" in error.inner_text()
+    page.fill('[data-testid="custom-hw-bw"]', "640")
+    page.fill('[data-testid="custom-hw-mem"]', "16")
+    page.fill('[data-testid="custom-hw-tf"]', "45")
+    page.fill('[data-testid="custom-hw-name"]', "Future card")
+    page.wait_for_function("() => location.search.includes('hw_bw=640') && location.search.includes('hw_tf=45')")
+    page.wait_for_function("() => window.__tokfeel.current()?.view.hw_tf === 45")
+    assert error.is_hidden()
+    assert_numbers_are_the_engines(page)
+    assert page.inner_text('[data-testid="cli-line"]').startswith("python -c ")
+    show(page)
+
+
+def test_custom_model_from_a_config_json(app):
+    page, _log, _console = app
+    show(page)
+    page.select_option('[data-testid="model-select"]', "custom")
+    page.fill('[data-testid="custom-model-config"]', '{"hidden_size": 4096,')
+    page.click('[data-testid="custom-model-apply"]')
+    assert "not valid JSON" in page.inner_text('[data-testid="custom-model-error"]')
+    page.fill('[data-testid="custom-model-config"]', json.dumps({"model_type": "no-such-architecture"}))
+    page.click('[data-testid="custom-model-apply"]')
+    page.wait_for_function("() => document.querySelector('[data-testid=\"custom-model-error\"]').textContent.length > 0 && !document.querySelector('[data-testid=\"custom-model-error\"]').hidden")
+    config = load_models()["llama-3.1-8b"].config
+    page.fill('[data-testid="custom-model-config"]', json.dumps(config, indent=2))
+    page.click('[data-testid="custom-model-apply"]')
+    page.wait_for_function("() => window.__tokfeel.current()?.view.model === 'custom' && window.__tokfeel.current()?.view.cfg.includes('llama')")
+    assert page.locator('[data-testid="custom-model-error"]').is_hidden()
+    assert_numbers_are_the_engines(page)
+    catalog = estimate_view({**page_view(page), "model": "llama-3.1-8b", "cfg": ""})["estimate"]
+    assert value(page, '.results [data-testid="decode-tps"]') == pytest.approx(catalog["decode_tps"], rel=0.02)
+    show(page)
+
+
+class FakeServer(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible streaming server with a known TTFT and rate (and CORS, like
+    llama-server's default)."""
+
+    ttft_s = 0.4
+    rate_tps = 40.0
+    tokens = 60
+
+    def log_message(self, *args):
+        pass
+
+    def cors(self):
+        self.send_header("Access-Control-Allow-Origin", self.headers.get("Origin", "*"))
+        self.send_header("Access-Control-Allow-Headers", "content-type")
+        self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
+
+    def do_OPTIONS(self):
+        self.send_response(204)
+        self.cors()
+        self.end_headers()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert body["stream"] is True
+        self.send_response(200)
+        self.cors()
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        start = time.perf_counter()
+        for i in range(self.tokens):
+            due = start + self.ttft_s + i / self.rate_tps
+            time.sleep(max(0.0, due - time.perf_counter()))
+            chunk = {"choices": [{"delta": {"content": f"tok{i} "}}]}
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        usage = {"choices": [], "usage": {"prompt_tokens": 14, "completion_tokens": self.tokens}}
+        self.wfile.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+        self.wfile.flush()
+
+
+@pytest.fixture()
+def fake_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_measure_a_local_server_beside_the_prediction(app, fake_server):
+    page, _log, _console = app
+    view = show(page)
+    page.fill('[data-testid="measure-url"]', fake_server)
+    page.click('[data-testid="measure-run"]')
+    page.wait_for_selector('[data-testid="measure-table"]:not([hidden])', timeout=30_000)
+    assert value(page, '[data-testid="measure-ttft"]') == pytest.approx(FakeServer.ttft_s, abs=0.1)
+    assert value(page, '[data-testid="measure-tps"]') == pytest.approx(FakeServer.rate_tps, rel=0.1)
+    # The prediction beside it is the engine's for the prompt the server reported (14 tokens).
+    predicted = estimate_view({**view, "prompt": 14})["estimate"]
+    shown = float(page.inner_text("#measure-tps-pred").split()[0].replace(",", ""))
+    assert shown == pytest.approx(predicted["decode_tps"], rel=0.006)
+
+
+def test_measure_refuses_addresses_that_are_not_local(app):
+    page, _log, _console = app
+    show(page)
+    page.fill('[data-testid="measure-url"]', "http://example.com:8080")
+    page.click('[data-testid="measure-run"]')
+    assert "this computer" in page.inner_text('[data-testid="measure-status"]')
