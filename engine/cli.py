@@ -18,8 +18,15 @@ SPLITS = ("layer", "row", "tensor")
 
 def _add_estimate(sub) -> None:
     p = sub.add_parser("estimate", help="predict speed, TTFT and memory fit for one set-up")
-    p.add_argument("--hardware", required=True, help='device, e.g. "RTX 4090"')
-    p.add_argument("--model", required=True, help='model, e.g. "Llama-3.1-8B"')
+    hw = p.add_mutually_exclusive_group(required=True)
+    hw.add_argument("--hardware", help='device, e.g. "RTX 4090"')
+    hw.add_argument(
+        "--hardware-json",
+        help='custom device as JSON: {"name", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", ...}',
+    )
+    md = p.add_mutually_exclusive_group(required=True)
+    md.add_argument("--model", help='model, e.g. "Llama-3.1-8B"')
+    md.add_argument("--model-config", help="a Hugging Face config.json file (a model not in the catalog)")
     p.add_argument("--quant", required=True, help="weight format, e.g. Q4_K_M")
     p.add_argument("--engine", help="llama.cpp, mlx-lm, vllm ... (default: the device's usual one)")
     p.add_argument("--backend", help="cuda, metal, rocm, vulkan, sycl, cpu (default: the device's)")
@@ -46,10 +53,28 @@ def _add_estimate(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _json_argument(text: str, what: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EngineInputError(f"{what} is not valid JSON: {exc.msg} at character {exc.pos}") from exc
+    if not isinstance(value, dict):
+        raise EngineInputError(f"{what} must be a JSON object")
+    return value
+
+
 def _request(args) -> dict:
+    hardware = _json_argument(args.hardware_json, "--hardware-json") if args.hardware_json else args.hardware
+    model = args.model
+    if args.model_config:
+        try:
+            text = open(args.model_config, encoding="utf-8").read()
+        except OSError as exc:
+            raise EngineInputError(f"cannot read {args.model_config}: {exc.strerror or exc}") from exc
+        model = {"config": _json_argument(text, args.model_config), "name": args.model_config}
     return {
-        "hardware": args.hardware,
-        "model": args.model,
+        "hardware": hardware,
+        "model": model,
         "quant": args.quant,
         "engine": args.engine,
         "backend": args.backend,

@@ -59,6 +59,7 @@ def _models() -> list[dict]:
                 "experts": arch.n_experts,
                 "experts_per_token": arch.experts_per_token,
                 "max_context": arch.max_context,
+                "mtp": any(t.mtp for t in arch.tensors),
                 "reasoning": model.reasoning,
                 "tokenizer": model.tokenizer,
                 "license": model.license,

@@ -131,3 +131,20 @@ def test_cli_list_json(kind, key):
     assert result.returncode == 0, result.stderr
     items = json.loads(result.stdout)
     assert items and all({"id", "name", "aliases", key} <= set(item) for item in items)
+
+
+def test_cli_takes_custom_hardware_and_a_config_file(tmp_path):
+    from engine.models import load_models
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(load_models()["llama-3.1-8b"].config))
+    custom = json.dumps({"name": "My card", "kind": "gpu", "memory_gib": 24, "bandwidth_gbs": 1008, "fp16_tflops": 165.2})
+    result = run_cli("estimate", "--hardware-json", custom, "--model-config", str(config), "--quant", "Q4_K_M", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["hardware"]["name"] == "My card" and data["model"]["id"] == "custom"
+    # Same numbers as the catalog's model and a device with the same specs.
+    same = estimate({"hardware": json.loads(custom), "model": "llama-3.1-8b", "quant": "Q4_K_M"})
+    assert data["decode_tps"] == pytest.approx(same["decode_tps"], rel=1e-12)
+    bad = run_cli("estimate", "--hardware-json", "{not json", "--model", "llama-3.1-8b", "--quant", "Q4_K_M")
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
