@@ -239,17 +239,20 @@ CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp"}
 
 
 def cli_command(request: dict) -> str:
-    """The command line that reproduces a request's numbers: ``python -m engine estimate``, or,
-    for custom hardware or a pasted config.json (which the CLI cannot name), the same request
-    through the Python API."""
+    """The command line that reproduces a request's numbers: ``python -m engine estimate``
+    (custom hardware as ``--hardware-json``), or, for a pasted config.json (the page has no file
+    to name), the same request through the Python API."""
     request = {key: value for key, value in request.items() if key != "schedule"}
-    if isinstance(request["hardware"], dict) or isinstance(request["model"], dict):
+    if isinstance(request["model"], dict):
         program = "import json, sys, engine; print(json.dumps(engine.estimate(json.loads(sys.argv[1])), indent=2))"
         return shlex.join(["python", "-c", program, json.dumps(request, separators=(",", ":"))])
     parts = ["python", "-m", "engine", "estimate"]
     for key, flag in CLI_FLAGS.items():
-        if request.get(key) not in (None, "", 0):
-            parts += [flag, str(request[key])]
+        value = request.get(key)
+        if key == "hardware" and isinstance(value, dict):
+            parts += ["--hardware-json", json.dumps(value, separators=(",", ":"))]
+        elif value not in (None, "", 0):
+            parts += [flag, str(value)]
     for key, flag in CLI_SWITCHES.items():
         if request.get(key):
             parts.append(flag)

@@ -103,10 +103,7 @@ def test_cli_line_reproduces_the_numbers(changes):
         assert printed[key] == pytest.approx(expected[key], rel=1e-9), key
 
 
-def test_custom_setups_get_a_python_line_that_reproduces_them():
-    request = request_for_view(view(hw="custom", hw_bw=700, hw_mem=20, hw_tf=60))
-    line = cli_command(request)
-    assert line.startswith("python -c ")
+def _run_line(line: str) -> dict:
     import subprocess
     import sys
 
@@ -115,7 +112,24 @@ def test_custom_setups_get_a_python_line_that_reproduces_them():
     argv = shlex.split(line)
     out = subprocess.run([sys.executable, *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["decode_tps"] == pytest.approx(estimate({k: v for k, v in request.items() if k != "schedule"})["decode_tps"])
+    return json.loads(out.stdout)
+
+
+def test_custom_hardware_gets_a_cli_line_that_reproduces_it():
+    request = request_for_view(view(hw="custom", hw_bw=700, hw_mem=20, hw_tf=60))
+    line = cli_command(request)
+    assert line.startswith("python -m engine estimate --hardware-json ")
+    expected = estimate({k: v for k, v in request.items() if k != "schedule"})
+    assert _run_line(line)["decode_tps"] == pytest.approx(expected["decode_tps"])
+
+
+def test_a_pasted_config_gets_a_python_line_that_reproduces_it():
+    from engine.models import load_models
+
+    request = {"hardware": "rtx-4090", "model": {"config": load_models()["qwen3-8b"].config, "name": "mine"}, "quant": "Q4_K_M"}
+    line = cli_command(request)
+    assert line.startswith("python -c ")
+    assert _run_line(line)["decode_tps"] == pytest.approx(estimate(request)["decode_tps"])
 
 
 def test_check_commands_follow_the_request():
