@@ -7,7 +7,9 @@
 The recipe, one small function per step (see main()):
 validate the catalogs, copy the Pyodide runtime and the chart library out of node_modules, bundle
 the engine with its data, compute the default view's estimate with CPython, render the page with
-jinja2, copy the page's scripts and styles. Everything is deterministic: the same inputs give the same bytes.
+jinja2, copy the page's scripts and styles (index.html loads them from a content-addressed
+assets/<hash>/ folder), and last write the service worker that precaches the finished site for
+offline use. Everything is deterministic: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -34,13 +36,26 @@ DEFAULT_OUT = ROOT / "dist"
 
 #: The four files of the Pyodide npm package a site needs, plus its lock file (pyodide-facts.md).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
-#: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read them).
 #: The chart library's self-contained browser build (no bare imports, so no bundler is needed).
 CHART_FILE = "dist/chart.umd.min.js"
-BUNDLE_EXCLUDE = ("calibration/measurements.csv",)
+#: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read
+#: them) and the editors' JSON schemas (prefixes of paths under data/).
+BUNDLE_EXCLUDE = ("calibration/measurements.csv", "schema/")
 #: Fixed timestamp for archive members, so the bundle's bytes depend only on its contents.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 JSON_COMPACT = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False}
+#: The service worker's file (at the site's root: a service worker controls only its folder).
+SERVICE_WORKER = "sw.js"
+#: Caches of this site are named with this prefix (the service worker deletes the other builds').
+CACHE_PREFIX = "tokfeel-"
+#: Paths that change when their content does (the runtime and chart library are in versioned
+#: folders, the engine bundle is content-addressed): the service worker serves them cache-first.
+VERSIONED_PATHS = r"^(pyodide/|vendor/|assets/|engine-[0-9a-f]+\.zip$)"
+#: The page's scripts and styles also go to a content-addressed folder, assets/<hash>/, which
+#: index.html loads them from: a browser holding an old copy in memory can never run it with a
+#: new index.html (a reload reuses cached subresources without asking the network or the
+#: service worker, so equal URLs for different builds would mix them).
+PAGE_ASSET_FOLDERS = ("js", "css")
 
 sys.path.insert(0, str(ROOT))
 
@@ -112,7 +127,7 @@ def bundle_files() -> list[tuple[Path, str]]:
         files.append((path, path.relative_to(ROOT).as_posix()))
     for path in sorted(DATA.rglob("*")):
         relative = path.relative_to(DATA).as_posix()
-        if path.is_file() and relative not in BUNDLE_EXCLUDE:
+        if path.is_file() and not relative.startswith(BUNDLE_EXCLUDE):
             files.append((path, path.relative_to(ROOT).as_posix()))
     return files
 
@@ -174,16 +189,69 @@ def render_page(out: Path, context: dict) -> None:
     (out / "index.html").write_text(html, encoding="utf-8")
 
 
+def render_catalog_page(out: Path, assets_url: str) -> None:
+    """catalog.html: every catalog entry with its sources and the file to edit (catalog_page.py
+    builds the rows and formats the numbers), and the calibration document it links to. It loads
+    the same content-addressed scripts and styles as the main page."""
+    from catalog_page import CALIBRATION_DOC, PAGE_FILTERS, catalog_context
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(SITE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    environment.filters.update(PAGE_FILTERS)
+    html = environment.get_template("catalog.html.j2").render(**catalog_context(), assets_url=assets_url)
+    (out / "catalog.html").write_text(html, encoding="utf-8")
+    (out / CALIBRATION_DOC).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / CALIBRATION_DOC, out / CALIBRATION_DOC)
+
+
+def copy_page_assets(out: Path) -> str:
+    """site/js and site/css into assets/<hash of their contents>/; returns that folder's URL."""
+    files = sorted(path for folder in PAGE_ASSET_FOLDERS for path in (SITE / folder).rglob("*") if path.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(SITE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    url = f"assets/{digest.hexdigest()[:12]}/"
+    for folder in PAGE_ASSET_FOLDERS:
+        shutil.copytree(SITE / folder, out / url / folder)
+    return url
+
+
 def copy_static(out: Path) -> None:
-    """The page's scripts and styles, as they are (no bundler: native ES modules)."""
-    for folder in ("js", "css"):
-        shutil.copytree(SITE / folder, out / folder)
+    """Files served at fixed names (the scripts and styles are in assets/<hash>/)."""
     shutil.copyfile(SITE / "favicon.svg", out / "favicon.svg")
 
 
 def json_for_script(value) -> str:
     """JSON safe inside <script type="application/json">: no "</" can close the element."""
     return json.dumps(value, **JSON_COMPACT).replace("</", "<\\/")
+
+
+def integrity_of(path: Path) -> str:
+    """A file's subresource-integrity string (sha256)."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(path.read_bytes()).digest()).decode()
+
+
+def write_service_worker(out: Path) -> str:
+    """sw.js (site/templates/sw.js.j2): precaches every file of the build, each with its
+    integrity, into a cache named after all of their hashes, so the name changes exactly when a
+    file does and two builds never share a cache. The last step: it hashes the finished site.
+    Returns the cache's name."""
+    files = {path.relative_to(out).as_posix(): integrity_of(path) for path in sorted(out.rglob("*")) if path.is_file()}
+    digest = hashlib.sha256("".join(f"{name} {integrity}\n" for name, integrity in files.items()).encode()).hexdigest()
+    cache = f"{CACHE_PREFIX}{digest[:16]}"
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(SITE / "templates"), autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    script = environment.get_template(f"{SERVICE_WORKER}.j2").render(
+        cache_json=json.dumps(cache),
+        cache_prefix_json=json.dumps(CACHE_PREFIX),
+        files_json=json.dumps(files, indent=2, sort_keys=True),
+        versioned_json=json.dumps(VERSIONED_PATHS),
+    )
+    (out / SERVICE_WORKER).write_text(script, encoding="utf-8")
+    return cache
 
 
 def build(out: Path) -> Path:
@@ -197,6 +265,7 @@ def build(out: Path) -> Path:
     view = initial_view()
     answers = load_answers()
     boot = {"indexURL": index_url, "bundleURL": bundle_name, "bundleIntegrity": bundle_integrity, "chartURL": chart_url}
+    assets_url = copy_page_assets(out)
     render_page(
         out,
         {
@@ -208,9 +277,12 @@ def build(out: Path) -> Path:
             "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
             "chart_version": chart_version,
+            "assets_url": assets_url,
         },
     )
+    render_catalog_page(out, assets_url)
     copy_static(out)
+    write_service_worker(out)
     return out
 
 

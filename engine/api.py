@@ -184,6 +184,20 @@ def _check_finite(value, path: str = "result") -> None:
             _check_finite(item, f"{path}[{index}]")
 
 
+def _decode_message(message_json) -> dict:
+    """The worker's message as a dict, or EngineInputError for anything else (not text, not
+    JSON, nested beyond Python's recursion limit, not an object)."""
+    if not isinstance(message_json, str):
+        raise EngineInputError("a message must be JSON text")
+    try:
+        message = json.loads(message_json)
+    except (ValueError, RecursionError) as exc:
+        raise EngineInputError(f"a message must be JSON ({type(exc).__name__})") from exc
+    if not isinstance(message, dict):
+        raise EngineInputError('a message must be a JSON object {"fn": ..., "args": ...}')
+    return message
+
+
 def handle(message_json: str) -> str:
     """The worker's boundary: ``{"fn": name, "args": {...}}`` in, ``{"ok": ..., ...}`` out (JSON).
 
@@ -197,8 +211,9 @@ def handle(message_json: str) -> str:
 
     functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, **explore_functions()}
     try:
-        message = json.loads(message_json)
-        fn = functions.get(message.get("fn")) if isinstance(message, dict) else None
+        message = _decode_message(message_json)
+        name = message.get("fn")
+        fn = functions.get(name) if isinstance(name, str) else None
         if fn is None:
             raise EngineInputError(f"unknown function; expected one of {', '.join(functions)}")
         args = message.get("args", {})

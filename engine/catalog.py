@@ -72,8 +72,12 @@ def _check_value(kind: str, entry_id: str, spec: Field, value: Any) -> None:
                 raise CatalogError(f"{where} holds an item of type {type(item).__name__}")
 
 
+#: Characters a ``source`` (or a ``sources`` value) needs at least to name where a number comes from.
+SOURCE_MIN_LENGTH = 8
+
+
 def _check_source(kind: str, entry_id: str, text: Any, what: str) -> None:
-    if not isinstance(text, str) or len(text.strip()) < 8:
+    if not isinstance(text, str) or len(text.strip()) < SOURCE_MIN_LENGTH:
         raise CatalogError(f"{kind} {entry_id!r}: {what} must name where the number comes from")
 
 
@@ -164,3 +168,53 @@ def data_file(*parts: str) -> Path:
     if not path.exists():
         raise CatalogError(f"missing data file {path.relative_to(DATA_DIR.parent)}")
     return path
+
+
+#: JSON Schema type names of the Python types a Field may have.
+JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _field_json_schema(spec: Field, field_names: tuple[str, ...]) -> dict:
+    types = spec.type if isinstance(spec.type, tuple) else (spec.type,)
+    names = sorted({JSON_TYPES[t] for t in types})
+    out: dict[str, Any] = {"type": names[0] if len(names) == 1 else names}
+    if spec.doc:
+        out["description"] = spec.doc
+    if spec.choices:
+        out["enum"] = list(spec.choices)
+    if spec.lo is not None:
+        out["minimum"] = spec.lo
+    if spec.hi is not None:
+        out["maximum"] = spec.hi
+    if list in types:
+        # _check_value: list items are strings or numbers, never booleans or tables.
+        out["items"] = {"type": ["string", "number"]}
+    if spec.name == "source":
+        out["minLength"] = SOURCE_MIN_LENGTH
+    if spec.name == "sources":
+        # validate_entry: keys are field names of the same entry, values say where they come from.
+        out["propertyNames"] = {"enum": list(field_names)}
+        out["additionalProperties"] = {"type": "string", "minLength": SOURCE_MIN_LENGTH}
+    return out
+
+
+def json_schema(schema: tuple[Field, ...], title: str, description: str) -> dict:
+    """A JSON Schema (draft-07, which every TOML editor's validator reads) of a catalog file whose
+    top-level tables are entries of ``schema``: what :func:`validate_entry` checks field by field,
+    for editors (Taplo, Even Better TOML) to check and complete a file while it is typed.
+    Cross-field rules (one of two memory fields, a format's bits per weight) stay with the loaders."""
+    names = tuple(spec.name for spec in schema)
+    entry = {
+        "type": "object",
+        "properties": {spec.name: _field_json_schema(spec, names) for spec in schema},
+        "required": [spec.name for spec in schema if spec.required],
+        "additionalProperties": False,
+    }
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": title,
+        "description": description,
+        "type": "object",
+        "propertyNames": {"pattern": ID_PATTERN.pattern},
+        "additionalProperties": entry,
+    }

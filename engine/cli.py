@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="estimates per second, the SCORE line, cross-validation by backend")
     p_measured = sub.add_parser("measured", help="rebuild data/measured/points.json from the calibration set")
     p_measured.add_argument("--check", action="store_true", help="fail if the committed file is stale")
+    p_schemas = sub.add_parser("schemas", help="write the catalogs' JSON Schemas to data/schema/ (for editors)")
+    p_schemas.add_argument("--check", action="store_true", help="fail if a committed schema is stale")
     args = parser.parse_args(argv)
     try:
         if args.command == "estimate":
@@ -151,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
             from .measured import measured_main
 
             return measured_main(check=args.check)
+        elif args.command == "schemas":
+            from .schemas import schemas_main
+
+            return schemas_main(check=args.check)
         elif args.command == "bench":
             from .bench import bench_main
 

@@ -10,6 +10,7 @@ recompute never waits long behind background work.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 from .api import estimate
@@ -17,7 +18,7 @@ from .errors import EngineInputError
 from .hardware import load_hardware
 from .models import load_models
 from .quant import load_quants
-from .view import default_draft, request_for_view
+from .view import check_view, default_draft, request_for_view
 
 #: How fast is fast enough (seed 002, physics.md section 10): usable decode speed per use, in
 #: tokens/s. ``low`` is where the use starts to work, ``high`` where it is comfortable.
@@ -55,10 +56,20 @@ PREFERRED_QUANTS = ("Q4_K_M", "UD-Q4_K_XL", "MXFP4", "Q4_0", "MLX-4bit", "AWQ-4b
 MAX_CHUNK = 64
 
 
-def _view(args: dict) -> dict:
+def _view(args: dict, *allowed: str) -> dict:
+    """The complete, checked view of a call's ``{"view": {...}, ...}``; other keys must be in
+    ``allowed`` (a misspelt option is an error, not silently ignored)."""
     if not isinstance(args, dict) or not isinstance(args.get("view"), dict):
         raise EngineInputError("expected {'view': {...}}")
-    return args["view"]
+    unknown = [key for key in args if key != "view" and key not in allowed]
+    if unknown:
+        shown = sorted(repr(key)[:40] for key in unknown)
+        raise EngineInputError(f"unknown option(s): {', '.join(shown[:5])}{' ...' if len(shown) > 5 else ''}")
+    return check_view(args["view"])
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _request(view: dict, **overrides) -> dict:
@@ -92,6 +103,9 @@ def _point(request: dict) -> dict:
 def quant_for(model_id: str, current: str) -> str:
     """The quant to show a model in: the page's, if the model is published in it (or lists no
     formats); else the first preferred one it is published in; else its first format."""
+    for field, value in (("model", model_id), ("quant", current)):
+        if not isinstance(value, str):
+            raise EngineInputError(f"{field} must be a name, got {value!r:.40}", field=field)
     model = load_models().get(model_id)
     if model is None or not model.quants or current in model.quants:
         return current
@@ -104,7 +118,7 @@ def quant_for(model_id: str, current: str) -> str:
 def _chunk(items: list, args: dict) -> tuple[list, int]:
     offset = args.get("offset", 0)
     limit = args.get("limit", MAX_CHUNK)
-    if not isinstance(offset, int) or not isinstance(limit, int) or offset < 0 or not 1 <= limit <= MAX_CHUNK:
+    if not _whole(offset) or not _whole(limit) or offset < 0 or not 1 <= limit <= MAX_CHUNK:
         raise EngineInputError(f"offset must be >= 0 and limit 1..{MAX_CHUNK}")
     return items[offset:offset + limit], len(items)
 
@@ -176,7 +190,7 @@ def marks(args: dict) -> dict:
     """Fit mark (fits / offload / no) of every item of a picker for the current choice:
     ``kind`` = hardware (the model on each device), models (each model on the device, in its
     quant per :func:`quant_for`) or quants (each format of the model on the device)."""
-    view = _view(args)
+    view = _view(args, "kind", "offset", "limit")
     kind = args.get("kind")
     if kind == "hardware":
         items = sorted(load_hardware())
@@ -200,7 +214,7 @@ def marks(args: dict) -> dict:
 def reverse(args: dict) -> dict:
     """Which devices run this set-up at >= ``min_tps`` decode (at this context)? One chunk of
     the hardware catalog per call, with price and decode tokens/s per 1,000 USD of launch price."""
-    view = _view(args)
+    view = _view(args, "min_tps", "offset", "limit")
     min_tps = args.get("min_tps", 20)
     if isinstance(min_tps, bool) or not isinstance(min_tps, (int, float)) or not 0 < min_tps <= 100_000:
         raise EngineInputError("the target speed must be a number above 0 tok/s", field="min_tps")
@@ -234,6 +248,8 @@ def reverse(args: dict) -> dict:
 
 def verdicts(decode_tps: float) -> list[dict]:
     """Each use case's verdict for a decode speed: good (>= high), ok (>= low) or slow."""
+    if isinstance(decode_tps, bool) or not isinstance(decode_tps, (int, float)) or not 0 <= decode_tps < math.inf:
+        raise EngineInputError(f"a decode speed must be a finite number >= 0, got {decode_tps!r:.40}", field="decode_tps")
     out = []
     for case in USE_CASES:
         level = "good" if decode_tps >= case["high"] else "ok" if decode_tps >= case["low"] else "slow"
@@ -335,10 +351,15 @@ def _agent_inputs(args: dict) -> dict:
     values = {}
     for key, (default, lo, hi) in AGENT_INPUTS.items():
         value = args.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-            raise EngineInputError(f"{key.replace('_', ' ')} must be a number from {lo:g} to {hi:g}", field=key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and lo <= value <= hi
+        if not number or (isinstance(default, int) and value != int(value)):
+            what = "a number" if isinstance(default, float) else "a whole number"
+            raise EngineInputError(f"{key.replace('_', ' ')} must be {what} from {lo:g} to {hi:g}", field=key)
         values[key] = value if isinstance(default, float) else int(value)
-    values["prefix_cache"] = bool(args.get("prefix_cache", True))
+    prefix_cache = args.get("prefix_cache", True)
+    if not isinstance(prefix_cache, bool):
+        raise EngineInputError("prefix_cache must be true or false", field="prefix_cache")
+    values["prefix_cache"] = prefix_cache
     return values
 
 
@@ -373,7 +394,7 @@ def _agent_run(view: dict, inputs: dict, prefix_cache: bool) -> dict:
 def agent(args: dict) -> dict:
     """End-to-end time of an agent task (seed 002: measure the whole flow, not tok/s alone),
     with and without a prefix cache."""
-    view = _view(args)
+    view = _view(args, *AGENT_INPUTS, "prefix_cache")
     inputs = _agent_inputs(args)
     chosen = _agent_run(view, inputs, inputs["prefix_cache"])
     other = _agent_run(view, inputs, not inputs["prefix_cache"])

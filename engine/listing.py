@@ -103,6 +103,6 @@ def _engines() -> list[dict]:
 
 def list_catalog(kind: str) -> list[dict]:
     builders = {"hardware": _hardware, "models": _models, "quants": _quants, "engines": _engines}
-    if kind not in builders:
+    if not isinstance(kind, str) or kind not in builders:
         raise EngineInputError(f"list what? one of {', '.join(KINDS)}", field="kind")
     return builders[kind]()

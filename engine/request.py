@@ -153,9 +153,10 @@ def parse_options(request: dict) -> Options:
     """Validate everything but the three names; unknown keys are an error (a typo is not silent)."""
     if not isinstance(request, dict):
         raise EngineInputError("a request must be a JSON object")
-    unknown = sorted(set(request) - KNOWN_KEYS)
+    unknown = sorted(map(str, set(request) - KNOWN_KEYS))
     if unknown:
-        raise EngineInputError(f"unknown request key(s): {', '.join(map(str, unknown))}", field=str(unknown[0]))
+        shown = ", ".join(repr(key[:40]) for key in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise EngineInputError(f"unknown request key(s): {shown}", field=unknown[0][:40])
     for key in REQUIRED:
         if request.get(key) in (None, ""):
             raise EngineInputError(f"{key} is required", field=key)

@@ -9,14 +9,16 @@ decides how many tokens are generated.
 from __future__ import annotations
 
 import json
+import math
+import re
 import shlex
 from functools import cache
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_to_bytes
 
 from .catalog import DATA_DIR
 from .errors import EngineInputError
 from .quant import KV_TYPES
-from .request import SPLITS, WORKLOADS
+from .request import KNOWN_KEYS, SPLITS, WORKLOADS, parse_options
 
 #: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
 #: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
@@ -59,6 +61,18 @@ LANE_KEYS = ("lane1", "lane2", "lane3")
 #: The parts of a lane, in order; an empty part keeps the main view's value.
 LANE_PARTS = ("hw", "model", "quant", "engine", "spec")
 LANE_SEPARATOR = "*"
+#: View kinds whose value is a catalog id (or an answer's name); which may be empty.
+ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft")
+EMPTY_ALLOWED = ("engine", "draft")
+#: Longest id or name a view may carry (catalog ids are far shorter; state.js uses the same).
+MAX_NAME_LENGTH = 200
+#: A pasted config.json nests a few levels (rope_scaling, text_config, quantization_config); a
+#: deeper one is refused before it is parsed, so no reader recurses without bound (state.js too).
+MAX_JSON_DEPTH = 16
+#: A page link longer than this is refused whole rather than cut (a cut value could still parse,
+#: silently wrong): the longest valid one is a 20,000-character config.json percent-encoded at up
+#: to 9 characters per character, plus the other settings (state.js uses the same).
+MAX_QUERY_LENGTH = 200_000
 
 
 @cache
@@ -75,6 +89,7 @@ def _models() -> dict:
 
 
 def is_reasoning(model_id: str) -> bool:
+    _require_name(model_id, "model")
     model = _models().get(model_id)
     return bool(model and model.reasoning)
 
@@ -82,6 +97,7 @@ def is_reasoning(model_id: str) -> bool:
 def default_draft(model_id: str) -> str | None:
     """The smallest catalog model that shares the target's tokenizer and family (a draft must
     speak the same vocabulary) and is at most a quarter of its size."""
+    _require_name(model_id, "model")
     target = _models().get(model_id)
     if target is None:
         return None
@@ -93,7 +109,14 @@ def default_draft(model_id: str) -> str | None:
     return min(candidates, key=lambda m: m.params_b).id if candidates else None
 
 
+def _require_name(value, field: str) -> None:
+    if not isinstance(value, str) or len(value) > MAX_NAME_LENGTH:
+        raise EngineInputError(f"{field} must be a name (text of at most {MAX_NAME_LENGTH} characters), got {_shown(value)}", field=field)
+
+
 def custom_hardware(v: dict) -> dict:
+    """The custom-hardware request part of a view."""
+    v = check_view(v)
     return {
         "name": v["hw_name"],
         "kind": v["hw_kind"],
@@ -103,15 +126,48 @@ def custom_hardware(v: dict) -> dict:
     }
 
 
+def json_depth(text: str) -> int:
+    """How deeply brackets nest in a JSON text, outside strings (state.js jsonDepth is the same)."""
+    if not isinstance(text, str):
+        raise EngineInputError(f"a JSON text must be text, got {_shown(text)}", field="cfg")
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def custom_model(v: dict) -> dict:
+    """The custom-model request part of a view: its pasted config.json, parsed."""
+    v = check_view(v)
+    if json_depth(v["cfg"]) > MAX_JSON_DEPTH:
+        raise EngineInputError(f"custom model: config.json nests deeper than {MAX_JSON_DEPTH} levels", field="cfg")
     try:
-        config = json.loads(v["cfg"]) if v["cfg"] else None
+        config = json.loads(v["cfg"], parse_constant=_refuse_constant) if v["cfg"] else None
     except json.JSONDecodeError as exc:
         raise EngineInputError(f"custom model: config.json is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", field="cfg") from None
     if not isinstance(config, dict):
         raise EngineInputError("custom model: paste a model's config.json (a JSON object)", field="cfg")
     name = config.get("_name_or_path") or config.get("model_type") or "custom model"
     return {"config": config, "name": str(name)[:80]}
+
+
+def _refuse_constant(name: str):
+    """JSON has no NaN or Infinity (Python's reader accepts them; the page's does not)."""
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
 def _speculative(v: dict) -> dict:
@@ -133,20 +189,52 @@ def _placement(v: dict) -> dict:
     return {}
 
 
-def _check_keys(view: dict) -> dict:
+def _shown(value) -> str:
+    """A bad value as an error message quotes it: short, whatever it is."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_value(key: str, value):
+    """One view setting as JSON gives it, checked against VIEW_FIELDS; returns it normalised."""
+    spec = VIEW_FIELDS[key]
+    kind = spec["kind"]
+    if kind in ("int", "number"):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        whole = number and (kind == "number" or value == int(value))
+        if not whole or not spec["min"] <= value <= spec["max"]:
+            what = "a whole number" if kind == "int" else "a number"
+            raise EngineInputError(f"{key} must be {what} from {spec['min']:g} to {spec['max']:g}, got {_shown(value)}", field=key)
+        return int(value) if kind == "int" else value
+    if not isinstance(value, str):
+        raise EngineInputError(f"{key} must be text, got {_shown(value)}", field=key)
+    if kind == "choice" and value not in spec["choices"]:
+        raise EngineInputError(f"{key} must be one of {', '.join(spec['choices'])}, got {_shown(value)}", field=key)
+    if len(value) > spec.get("max_length", MAX_NAME_LENGTH * (len(LANE_PARTS) if kind == "lane" else 1)):
+        raise EngineInputError(f"{key} is too long ({len(value):,} characters)", field=key)
+    if kind == "text" and _CONTROL.search(value):
+        raise EngineInputError(f"{key} must not contain control characters", field=key)
+    if kind in ID_KINDS and not value and kind not in EMPTY_ALLOWED:
+        raise EngineInputError(f"{key} must not be empty", field=key)
+    return value
+
+
+def check_view(view: dict) -> dict:
+    """The complete view (missing settings take their defaults) after checking every setting's
+    type and range; unknown settings and bad values raise EngineInputError naming the setting."""
     if not isinstance(view, dict):
         raise EngineInputError("a view must be an object")
-    unknown = sorted(set(view) - set(VIEW_FIELDS))
+    unknown = sorted(_shown(key) for key in view if key not in VIEW_FIELDS)
     if unknown:
-        raise EngineInputError(f"unknown view setting(s): {', '.join(map(str, unknown))}")
-    return {**DEFAULT_VIEW, **view}
+        raise EngineInputError(f"unknown view setting(s): {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+    return {**DEFAULT_VIEW, **{key: _check_value(key, value) for key, value in view.items()}}
 
 
 def request_for_view(view: dict) -> dict:
     """The estimate request for a page view (unknown keys are an error, missing ones default).
     Only settings that differ from the engine's defaults are included, so the command line
     stays short."""
-    v = _check_keys(view)
+    v = check_view(view)
     answer = answers().get(v["answer"])
     if answer is None:
         raise EngineInputError(f"unknown answer {v['answer']!r}; choose one of {', '.join(answers())}", field="answer")
@@ -177,7 +265,7 @@ def request_for_view(view: dict) -> dict:
 def lane_views(view: dict) -> list[dict]:
     """The race: the main view, then one view per non-empty lane (its parts override the main
     view's; an unknown part is an error)."""
-    v = _check_keys(view)
+    v = check_view(view)
     main = {key: value for key, value in v.items() if key not in LANE_KEYS}
     views = [main]
     for key in LANE_KEYS:
@@ -188,6 +276,8 @@ def lane_views(view: dict) -> list[dict]:
 
 def parse_lane(text: str) -> dict:
     """``"rtx-3090**Q8_0"`` -> ``{"hw": "rtx-3090", "quant": "Q8_0"}``."""
+    if not isinstance(text, str) or len(text) > MAX_NAME_LENGTH * len(LANE_PARTS):
+        raise EngineInputError(f"a race lane is text of at most {MAX_NAME_LENGTH * len(LANE_PARTS)} characters, got {_shown(text)}", field="lane")
     parts = text.split(LANE_SEPARATOR)
     if len(parts) > len(LANE_PARTS):
         raise EngineInputError(f"a race lane has at most {len(LANE_PARTS)} parts ({', '.join(LANE_PARTS)})", field="lane")
@@ -202,15 +292,140 @@ def parse_lane(text: str) -> dict:
 
 
 def view_from_query(query: str) -> dict:
-    """The view a page URL's query string carries (for tests and tools; the page parses the
-    same fields in state.js)."""
+    """The view a page URL's query string carries, exactly as the page reads it (state.js):
+    a value it would ignore takes its default here too (see :func:`parse_query`)."""
+    return parse_query(query)[0]
+
+
+_INT_TEXT = re.compile(r"[0-9]{1,9}")
+_NUMBER_TEXT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,6})?")
+_CONTROL = re.compile("[\u0000-\u001f\u007f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf16_length(text: str) -> int:
+    """A string's length as JavaScript counts it (UTF-16 code units)."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def _js_number(value) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _form_decode(text: str) -> str:
+    """application/x-www-form-urlencoded decoding as URLSearchParams does it (WHATWG URL)."""
+    raw = _SURROGATE.sub("\ufffd", text.replace("+", " "))
+    return unquote_to_bytes(raw).decode("utf-8", "replace")
+
+
+def _form_pairs(query: str):
+    text = query[1:] if query.startswith("?") else query
+    for part in text.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            yield _form_decode(name), _form_decode(value)
+
+
+@cache
+def _ids() -> dict[str, frozenset]:
+    """The ids the page accepts per view kind (its catalogs are list_catalog's, see build.py)."""
+    from .listing import list_catalog
+
+    models = frozenset(m["id"] for m in list_catalog("models"))
+    return {
+        "hardware": frozenset(["custom", *(d["id"] for d in list_catalog("hardware"))]),
+        "model": models | {"custom"},
+        "quant": frozenset(q["name"] for q in list_catalog("quants")),
+        "engine": frozenset(["", *(e["id"] for e in list_catalog("engines"))]),
+        "answer": frozenset(answers()),
+        "draft": models | {""},
+    }
+
+
+def _parse_json_object(raw: str) -> dict:
+    if json_depth(raw) > MAX_JSON_DEPTH:
+        return {"ok": False, "reason": "nested too deeply"}
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, RecursionError):
+        return {"ok": False, "reason": "not valid JSON"}
+    return {"ok": True, "value": raw} if isinstance(value, dict) else {"ok": False, "reason": "not a JSON object"}
+
+
+def _lane_part_ok(name: str, raw: str) -> bool:
+    ids = _ids()
+    if name == "speculative decoding":
+        return raw in ("off", "mtp") or raw in ids["model"]
+    return raw in ids[name]
+
+
+#: A lane's parts as the page names them in its notice (schema.js laneParts).
+_LANE_PART_NAMES = ("hardware", "model", "quant", "engine", "speculative decoding")
+
+
+def _parse_value(key: str, raw: str) -> dict:
+    """One URL value through the page's validator for its key (state.js, schema.js)."""
+    spec = VIEW_FIELDS[key]
+    kind = spec["kind"]
+    if kind in ID_KINDS:
+        return {"ok": True, "value": raw} if raw in _ids()[kind] else {"ok": False, "reason": "unknown"}
+    if kind in ("int", "number"):
+        pattern = _INT_TEXT if kind == "int" else _NUMBER_TEXT
+        if re.match("-[0-9]", raw):
+            return {"ok": False, "reason": "negative"}
+        if not pattern.fullmatch(raw):
+            return {"ok": False, "reason": "not a whole number" if kind == "int" else "not a number"}
+        value = int(raw) if kind == "int" else float(raw)
+        if not spec["min"] <= value <= spec["max"]:
+            return {"ok": False, "reason": f"outside {_js_number(spec['min'])}-{_js_number(spec['max'])}"}
+        return {"ok": True, "value": value}
+    if kind == "choice":
+        return {"ok": True, "value": raw} if raw in spec["choices"] else {"ok": False, "reason": "unknown"}
+    if kind == "text":
+        if _utf16_length(raw) > spec["max_length"]:
+            return {"ok": False, "reason": "too long"}
+        if _CONTROL.search(raw):
+            return {"ok": False, "reason": "control characters"}
+        return {"ok": True, "value": raw}
+    if kind == "json":
+        return _parse_json_object(raw)
+    values = raw.split(LANE_SEPARATOR)
+    if len(values) > len(LANE_PARTS):
+        return {"ok": False, "reason": "too many parts"}
+    for name, value in zip(_LANE_PART_NAMES, values):
+        if value and not _lane_part_ok(name, value):
+            return {"ok": False, "reason": f"unknown {name}"}
+    return {"ok": True, "value": raw}
+
+
+def parse_query(query: str) -> tuple[dict, list[dict]]:
+    """(view, ignored) for a page URL's query string, the way state.js parseState reads it: every
+    value its validator rejects (unknown id, not a number, out of range, too long, given twice,
+    unknown setting) is left at its default and listed in ``ignored`` as ``{key, reason}``."""
+    if not isinstance(query, str):
+        raise EngineInputError(f"a query string must be text, got {_shown(query)}")
     view = dict(DEFAULT_VIEW)
-    for key, raw in parse_qsl(query.lstrip("?")):
-        spec = VIEW_FIELDS.get(key)
-        if spec is None:
+    if _utf16_length(query) > MAX_QUERY_LENGTH:
+        return view, [{"key": "(link)", "reason": "too long"}]
+    ignored = []
+    seen = set()
+    for key, raw in _form_pairs(query):
+        if key not in VIEW_FIELDS:
+            ignored.append({"key": key[:40], "reason": "unknown setting"})
             continue
-        view[key] = int(raw) if spec["kind"] == "int" else float(raw) if spec["kind"] == "number" else raw
-    return view
+        if key in seen:
+            ignored.append({"key": key, "reason": "given twice"})
+            continue
+        seen.add(key)
+        if _utf16_length(raw) > VIEW_FIELDS[key].get("max_length", MAX_NAME_LENGTH):
+            ignored.append({"key": key, "reason": "too long"})
+            continue
+        result = _parse_value(key, raw)
+        if result["ok"]:
+            view[key] = result["value"]
+        else:
+            ignored.append({"key": key, "reason": result["reason"]})
+    return view, ignored
 
 
 # ------------------------------------------------------------------ command lines
@@ -238,10 +453,36 @@ CLI_FLAGS = {
 CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp"}
 
 
+def _check_request(request: dict) -> None:
+    """A request as estimate() takes it: every option valid, hardware and model names or dicts."""
+    unknown = sorted(_shown(key) for key in request if key not in KNOWN_KEYS) if isinstance(request, dict) else []
+    if unknown:
+        raise EngineInputError(f"unknown request key(s): {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+    parse_options(request)
+    for key in ("hardware", "model"):
+        if not isinstance(request[key], (str, dict)):
+            raise EngineInputError(f"{key} must be a name or an object, got {_shown(request[key])}", field=key)
+    if not isinstance(request["quant"], str):
+        raise EngineInputError(f"quant must be a name, got {_shown(request['quant'])}", field="quant")
+
+
+def _check_result(result: dict) -> None:
+    """The parts of an estimate() result the check commands read."""
+    model = result.get("model") if isinstance(result, dict) else None
+    ok = (
+        isinstance(model, dict) and isinstance(model.get("name"), str)
+        and isinstance(model.get("layers", 0), int) and not isinstance(model.get("layers", 0), bool)
+        and isinstance(result.get("quant"), str) and isinstance(result.get("engine"), str)
+    )
+    if not ok:
+        raise EngineInputError("expected the result of estimate() for this request")
+
+
 def cli_command(request: dict) -> str:
     """The command line that reproduces a request's numbers: ``python -m engine estimate``
     (custom hardware as ``--hardware-json``), or, for a pasted config.json (the page has no file
     to name), the same request through the Python API."""
+    _check_request(request)
     request = {key: value for key, value in request.items() if key != "schedule"}
     if isinstance(request["model"], dict):
         program = "import json, sys, engine; print(json.dumps(engine.estimate(json.loads(sys.argv[1])), indent=2))"
@@ -284,6 +525,8 @@ def _llama_common(request: dict, result: dict) -> list[str]:
 def check_commands(request: dict, result: dict) -> list[dict]:
     """Commands a user runs to check this prediction on real hardware (physics.md section 11:
     llama-bench's pp/tg figures, llama-server's per-request timings), with what to compare."""
+    _check_request(request)
+    _check_result(result)
     gguf = _gguf_name(request, result)
     prompt = request["prompt_tokens"]
     depth = request.get("depth", 0)

@@ -148,7 +148,7 @@ def test_custom_hardware_is_validated_and_estimated(app):
     page.wait_for_function("() => window.__tokfeel.current()?.view.hw_tf === 45")
     assert error.is_hidden()
     assert_numbers_are_the_engines(page)
-    assert page.inner_text('[data-testid="cli-line"]').startswith("python -c ")
+    assert page.inner_text('[data-testid="cli-line"]').startswith("python -m engine estimate --hardware-json ")
     show(page)
 
 

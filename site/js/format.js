@@ -1,5 +1,7 @@
 // Number formatting for the page, in one place. Every number shown goes through here, so a value
-// that is not finite shows as "—" (never "NaN" or "Infinity").
+// that is not finite shows as "—" (never "NaN" or "Infinity"), and so does a negative value of a
+// quantity that cannot be negative (a speed, a time, a size, a count): whatever a server or a
+// link sends, the page never shows a negative speed.
 
 const group = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 
@@ -7,9 +9,14 @@ function finite(value) {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/** A finite value >= 0: what speeds, times, sizes and counts must be to be shown. */
+function amount(value) {
+  return finite(value) && value >= 0;
+}
+
 /** Tokens per second: 0.42, 4.2, 42.0, 420, 4,200. */
 export function rate(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   if (value >= 100) return group.format(value);
   if (value >= 10) return value.toFixed(1);
   return value.toFixed(2);
@@ -17,7 +24,7 @@ export function rate(value) {
 
 /** A duration in seconds: 45 ms, 1.25 s, 3.4 min, 2.1 h. */
 export function duration(seconds) {
-  if (!finite(seconds)) return "—";
+  if (!amount(seconds)) return "—";
   if (seconds < 0.001) return `${(seconds * 1000).toFixed(2)} ms`;
   if (seconds < 0.01) return `${(seconds * 1000).toFixed(1)} ms`;
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
@@ -28,7 +35,7 @@ export function duration(seconds) {
 
 /** A size in GB (10^9 bytes). */
 export function gigabytes(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   if (value >= 100) return `${group.format(value)} GB`;
   if (value >= 10) return `${value.toFixed(1)} GB`;
   return `${value.toFixed(2)} GB`;
@@ -36,7 +43,7 @@ export function gigabytes(value) {
 
 /** A token count: 512, 12k, 1.2M. */
 export function tokens(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   if (value >= 1e6) return `${(value / 1e6).toFixed(value >= 1e7 ? 0 : 1)}M`;
   if (value >= 1e4) return `${Math.round(value / 1e3)}k`;
   return group.format(value);
@@ -44,19 +51,19 @@ export function tokens(value) {
 
 /** A fraction as a percentage: 0.734 -> "73%". */
 export function percent(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `${Math.round(value * 100)}%`;
 }
 
 /** Bandwidth in GB/s. */
 export function bandwidth(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `${group.format(value)} GB/s`;
 }
 
 /** A price in USD. */
 export function usd(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `$${group.format(value)}`;
 }
 
@@ -68,31 +75,31 @@ export function number(value, digits = 2) {
 
 /** A whole count with thousands separators: 1,234. */
 export function count(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return group.format(Math.round(value));
 }
 
 /** Memory in GiB as catalogs state it: 24 GiB, 0.5 GiB. */
 export function gibibytes(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `${value >= 10 ? group.format(value) : number(value, 1)} GiB`;
 }
 
 /** Compute in TFLOPS. */
 export function tflops(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `${number(value, value >= 100 ? 0 : 1)} TFLOPS`;
 }
 
 /** A speed-up factor: ×1.85. */
 export function factor(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return `×${value.toFixed(2)}`;
 }
 
 /** A chart axis tick: 1, 10, 1k, 100k. */
 export function tick(value) {
-  if (!finite(value)) return "";
+  if (!amount(value)) return "";
   if (value >= 1e6) return `${number(value / 1e6, 1)}M`;
   if (value >= 1e3) return `${number(value / 1e3, 1)}k`;
   return number(value, 2);
@@ -100,6 +107,6 @@ export function tick(value) {
 
 /** A context length as people say it: 512, 4k (4,096), 128k (131,072). */
 export function contextLength(value) {
-  if (!finite(value)) return "—";
+  if (!amount(value)) return "—";
   return value >= 1024 && value % 1024 === 0 ? `${group.format(value / 1024)}k` : tokens(value);
 }

@@ -8,7 +8,7 @@
 import { EngineClient, STAGES } from "./protocol.js";
 import * as fmt from "./format.js";
 import { $, $$, announce, el, readJSON, reducedMotion } from "./dom.js";
-import { parseState, serializeState } from "./state.js";
+import { MAX_JSON_DEPTH, jsonDepth, parseState, serializeState } from "./state.js";
 import { buildSchema, quantFor } from "./schema.js";
 import { Jobs } from "./jobs.js";
 import { Picker } from "./pickers.js";
@@ -21,6 +21,7 @@ import { Reverse } from "./reverse.js";
 import { Agent } from "./agent.js";
 import { Measure } from "./measure.js";
 import { initTheme } from "./theme.js";
+import { enableOffline } from "./offline.js";
 
 /** Prompt presets (seed 002's cases): a label and a token count. */
 const PROMPT_PRESETS = [
@@ -38,6 +39,14 @@ const MARK_CHUNK = 16;
 const REDUCED_MOTION_STEP_MS = 500;
 const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
 const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch"];
+/** A boot still running after this long says so (a cold boot takes about 6 s on two slow cores). */
+const SLOW_BOOT_MS = 15000;
+/** The link notice names at most this many ignored settings, then counts the rest. */
+const NOTICE_ITEMS = 8;
+/** A pasted config.json longer than this is refused before it is parsed (real ones are a few
+ *  thousand characters; a link carries at most viewFields.cfg.max_length of it, compacted). */
+const MAX_PASTE_CHARACTERS = 1000000;
+const ENGINE_DOWN = "The engine is not running: press Retry at the top to compute this set-up.";
 
 const boot = readJSON("boot-config");
 const viewFields = readJSON("view-fields");
@@ -129,13 +138,15 @@ let current = null; // {view, request, estimate, cli, commands} shown now
 let computeSeq = 0;
 let player = null;
 let engineReady = false;
+let engineStarting = false;
+let slowBootNote = "";
 let recomputing = false; // a recompute is scheduled or in flight
 const markCache = new Map(); // "kind|key" -> marks
 const timings = { recomputeMs: [], firstNumberMs: null, engineReadyMs: null };
 
 const client = new EngineClient({
-  workerURL: new URL("js/worker.js", document.baseURI).href,
-  onProgress: (stage, message) => setStatus("loading", `${STAGES[stage] || message}…`),
+  workerURL: new URL("./worker.js", import.meta.url).href,
+  onProgress: (stage, message) => setStatus("loading", `${STAGES[stage] || message}…${slowBootNote}`),
   onFailure: (error) => engineFailed(error),
 });
 const jobs = new Jobs(client);
@@ -379,7 +390,7 @@ function applyView(next, delayMs) {
     return;
   }
   if (!engineReady) {
-    renderPending();
+    renderWithoutEngine();
     return;
   }
   recomputing = true;
@@ -388,6 +399,18 @@ function applyView(next, delayMs) {
 
 function applyCustomModel() {
   const text = ui.modelConfig.value.trim();
+  if (!text) {
+    showCustomModelError("Paste a model's config.json first.");
+    return;
+  }
+  if (text.length > MAX_PASTE_CHARACTERS) {
+    showCustomModelError(`This is ${fmt.count(text.length)} characters; a model's config.json is a few thousand. Paste the config.json file itself.`);
+    return;
+  }
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    showCustomModelError(`This JSON nests deeper than ${MAX_JSON_DEPTH} levels; a model's config.json nests a few.`);
+    return;
+  }
   let config;
   try {
     config = JSON.parse(text);
@@ -473,9 +496,32 @@ function renderPending(message = "") {
   ui.run.disabled = true;
 }
 
-function renderFailed(error) {
-  renderPending();
+/** Whether the view in the URL is the one the build computed numbers for. */
+function isBuiltView() {
+  return Object.keys(schema).every((key) => view[key] === initial.view[key]);
+}
+
+/** Whether the numbers on screen were computed for the view in the URL. */
+function showsThisView() {
+  return Boolean(current && !current.failed && JSON.stringify(current.view) === JSON.stringify(view));
+}
+
+/** Numbers while the engine is not answering: the build's for the view it computed, else a
+ *  placeholder while it starts, else why there are none. */
+function renderWithoutEngine() {
+  if (isBuiltView()) renderEstimate(initial);
+  else if (engineStarting) renderPending();
+  else renderUnavailable(ENGINE_DOWN);
+}
+
+/** No numbers can be computed for this view now (the engine is down): say so, never "NaN". */
+function renderUnavailable(message) {
+  renderPending(message);
   for (const element of [ui.decode, ui.prefill, ui.ttft, ui.fit]) element.textContent = "—";
+}
+
+function renderFailed(error) {
+  renderUnavailable("");
   customErrors(error);
 }
 
@@ -522,13 +568,32 @@ function setStatus(state, text) {
 }
 
 function engineFailed(error) {
+  if (engineStarting) return; // startEngine reports a failed start itself
   engineReady = false;
-  setStatus("error", `The engine stopped: ${error.message}. The numbers shown are the last ones computed.`);
+  recomputing = false;
+  if (!showsThisView()) renderWithoutEngine();
+  setStatus("error", `The engine stopped: ${error.message}. ${numbersNote()}; Retry starts it again.`);
 }
 
+/** What the numbers on screen are, for a status message about the engine. */
+function numbersNote() {
+  if (!showsThisView()) return "No numbers can be computed for this set-up until it runs";
+  return current === initial ? "The numbers shown were computed when this page was built" : "The numbers shown are the last ones computed";
+}
+
+/** Boot (or reboot, from Retry) the engine; any failure leaves the numbers on screen, says what
+ *  failed and offers Retry; a slow boot says so; a boot never waits forever (BOOT_TIMEOUT_MS). */
 async function startEngine() {
+  if (engineStarting) return;
+  engineStarting = true;
+  engineReady = false;
+  slowBootNote = "";
   setStatus("loading", "Starting the engine…");
   const started = performance.now();
+  const slowTimer = setTimeout(() => {
+    slowBootNote = " This is taking longer than usual (a slow connection or a busy computer?).";
+    setStatus("loading", `${ui.statusText.textContent}${slowBootNote}`);
+  }, SLOW_BOOT_MS);
   try {
     await client.start({
       indexURL: new URL(boot.indexURL, document.baseURI).href,
@@ -536,12 +601,18 @@ async function startEngine() {
       bundleIntegrity: boot.bundleIntegrity,
     });
   } catch (error) {
-    setStatus("error", `The engine could not start: ${error.message}. The numbers shown were computed when the page was built.`);
+    engineStarting = false;
+    if (!showsThisView()) renderWithoutEngine();
+    setStatus("error", `The engine could not start: ${error.message}. ${numbersNote()}; Retry tries again.`);
     return;
+  } finally {
+    clearTimeout(slowTimer);
+    engineStarting = false;
   }
   engineReady = true;
   timings.engineReadyMs = performance.now();
   setStatus("ready", `Engine ready (${fmt.duration((performance.now() - started) / 1000)} to start).`);
+  enableOffline();
   if (view.model === "custom" && !view.cfg) return;
   await recompute();
 }
@@ -558,6 +629,11 @@ async function recompute() {
   } catch (error) {
     if (seq !== computeSeq) return;
     recomputing = false;
+    if (error.engineDown) {
+      // The worker died, not the input: the numbers on screen stay if they are this view's.
+      if (!showsThisView()) renderWithoutEngine();
+      return;
+    }
     renderFailed(error);
     current = { ...(current || {}), view: asked, failed: true };
     return;
@@ -675,9 +751,10 @@ function readURL() {
   const parsed = parseState(location.search, schema);
   view = parsed.state;
   ui.urlNotice.hidden = !parsed.ignored.length;
-  ui.urlNotice.textContent = parsed.ignored.length
-    ? `Ignored from the link: ${parsed.ignored.map((i) => `${i.key} (${i.reason})`).join(", ")}. Using defaults instead.`
-    : "";
+  const items = parsed.ignored.slice(0, NOTICE_ITEMS).map((i) => `${i.key} (${i.reason})`);
+  const more = parsed.ignored.length - items.length;
+  if (more > 0) items.push(`and ${fmt.count(more)} more`);
+  ui.urlNotice.textContent = parsed.ignored.length ? `Ignored from the link: ${items.join(", ")}. Using defaults instead.` : "";
 }
 
 // ---------------------------------------------------------------- start
@@ -687,9 +764,8 @@ function init() {
   initTheme($("#theme-toggle"));
   readURL();
   showView();
-  const sameAsBuilt = Object.keys(schema).every((key) => view[key] === initial.view[key]);
-  if (sameAsBuilt) renderEstimate(initial);
-  else renderPending();
+  if (isBuiltView()) renderEstimate(initial);
+  else renderPending(); // the engine starts below
   timings.firstNumberMs = performance.now();
   race.render(race.views());
 

@@ -10,6 +10,23 @@ import * as fmt from "./format.js";
 const GEN_TOKENS = 256;
 const TIMEOUT_MS = 180_000;
 const LOCAL = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
+/** What a server may send before the page stops listening: a line longer than this, or more
+ *  events than this, is not a chat completion of GEN_TOKENS tokens. */
+const MAX_LINE_CHARACTERS = 1_000_000;
+const MAX_EVENTS = GEN_TOKENS * 16;
+/** Plausible values a server reports about itself; anything else is ignored, never shown. */
+const MAX_PROMPT_TOKENS = 10_000_000;
+const MAX_SERVER_TPS = 1_000_000;
+
+/** `value` if it is a whole number in [lo, hi], else null. */
+function wholeIn(value, lo, hi) {
+  return Number.isInteger(value) && value >= lo && value <= hi ? value : null;
+}
+
+/** `value` if it is a finite number in (0, hi], else null. */
+function positiveUpTo(value, hi) {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 && value <= hi ? value : null;
+}
 
 /** Server-sent events from a fetch body: yields [receivedAt, parsed JSON] per data line. */
 async function* events(response) {
@@ -21,6 +38,7 @@ async function* events(response) {
     if (done) break;
     const at = performance.now();
     buffer += decoder.decode(value, { stream: true });
+    if (buffer.length > MAX_LINE_CHARACTERS && buffer.indexOf("\n") < 0) throw new Error("the server sent a line longer than a million characters; is this a chat-completion server?");
     let newline;
     while ((newline = buffer.indexOf("\n")) >= 0) {
       const line = buffer.slice(0, newline).trim();
@@ -62,24 +80,29 @@ export async function measureServer(base, model, prompt, signal) {
   let chunks = 0;
   let usage = null;
   let serverTps = null;
+  let count = 0;
   for await (const [at, event] of events(response)) {
-    const delta = event.choices?.[0]?.delta || {};
-    if (delta.content || delta.reasoning_content || delta.reasoning) {
+    if (++count > MAX_EVENTS) throw new Error(`the server sent more than ${MAX_EVENTS} events for ${GEN_TOKENS} tokens`);
+    if (!event || typeof event !== "object") continue;
+    const delta = (Array.isArray(event.choices) && event.choices[0]?.delta) || {};
+    if (typeof delta.content === "string" && delta.content || typeof delta.reasoning_content === "string" && delta.reasoning_content || typeof delta.reasoning === "string" && delta.reasoning) {
       chunks += 1;
       first ??= at;
       last = at;
     }
-    if (event.usage) usage = event.usage;
-    if (event.timings?.predicted_per_second) serverTps = event.timings.predicted_per_second;
+    if (event.usage && typeof event.usage === "object") usage = event.usage;
+    serverTps = positiveUpTo(event.timings?.predicted_per_second, MAX_SERVER_TPS) ?? serverTps;
   }
   if (first === null) throw new Error("the server sent no tokens");
-  const tokens = usage?.completion_tokens || chunks;
+  // The server's own count if it is plausible for what streamed (a chunk holds a few tokens at
+  // most), else the chunks counted here: a server's numbers are never shown unchecked.
+  const tokens = wholeIn(usage?.completion_tokens, chunks, chunks * 8) ?? chunks;
   const span = (last - first) / 1000;
   return {
     ttft_s: (first - started) / 1000,
     decode_tps: tokens > 1 && span > 0 ? (tokens - 1) / span : null,
     tokens,
-    prompt_tokens: usage?.prompt_tokens || null,
+    prompt_tokens: wholeIn(usage?.prompt_tokens, 1, MAX_PROMPT_TOKENS),
     server_tps: serverTps,
   };
 }
@@ -105,6 +128,7 @@ export class Measure {
     const view = this.app.getView();
     const answer = this.app.answers[view.answer];
     ui.status.textContent = `Asking ${base} for ${GEN_TOKENS} tokens…`;
+    ui.table.hidden = true; // an earlier measurement's figures never stand beside this one's status
     ui.run.disabled = true;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);

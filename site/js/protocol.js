@@ -31,13 +31,22 @@ export const STAGES = Object.freeze({
 
 /** A boot that has not finished by then has failed (wrong MIME type makes Pyodide hang forever). */
 export const BOOT_TIMEOUT_MS = 60000;
-/** A call that has not answered by then has failed. */
+/** A call that has not answered by then has failed, and so has the worker: it answers in order,
+ *  so everything after a stuck call would wait behind it. */
 export const CALL_TIMEOUT_MS = 30000;
+
+/** An Error that says the engine itself is down (not that the input was wrong). */
+function engineDown(message) {
+  const error = new Error(message);
+  error.engineDown = true;
+  return error;
+}
 
 /**
  * The page's handle on the engine worker: start() boots it, call() sends a request and resolves
- * with its reply. Every failure (worker script error, boot timeout, crash) rejects with an Error
- * whose message a person can read.
+ * with its reply. Every failure (worker script error, boot timeout, crash, stuck call) rejects
+ * with an Error whose message a person can read and whose `engineDown` is true; start() can be
+ * called again after any of them (the page's Retry).
  */
 export class EngineClient {
   /** @param {{workerURL: string, onProgress?: (stage: string, message: string, ms: number) => void}} options */
@@ -51,19 +60,30 @@ export class EngineClient {
 
   /** Boot the worker and the engine; resolves when the engine answers calls. */
   start(config) {
+    this.stop("the engine was restarted");
     this.failure = null;
+    let worker;
     try {
-      this.worker = new Worker(this.options.workerURL, { type: "module" });
+      worker = new Worker(this.options.workerURL, { type: "module" });
     } catch (error) {
-      return Promise.reject(new Error(`could not start the engine worker: ${error.message}`));
+      this.failure = engineDown(`could not start the engine worker: ${error.message}`);
+      return Promise.reject(this.failure);
     }
-    this.worker.addEventListener("message", (event) => this.receive(event.data));
-    this.worker.addEventListener("error", (event) => {
-      event.preventDefault();
-      this.fail(`the engine worker failed: ${event.message || "its script did not load (missing file or wrong MIME type?)"}`);
+    this.worker = worker;
+    // Events of a worker that was replaced (Retry) are no longer about the engine.
+    const current = (handler) => (event) => worker === this.worker && handler(event);
+    worker.addEventListener("message", current((event) => this.receive(event.data)));
+    worker.addEventListener("error", (event) => {
+      event.preventDefault(); // reported here, not as an uncaught error of the page
+      if (worker === this.worker) this.fail(`the engine worker failed: ${event.message || "its script did not load (missing file or wrong MIME type?)"}`);
     });
-    this.worker.addEventListener("messageerror", () => this.fail("the engine worker sent a message that could not be read"));
-    return this.request({ type: MSG.INIT, ...config }, BOOT_TIMEOUT_MS, "starting the engine");
+    worker.addEventListener("messageerror", current(() => this.fail("the engine worker sent a message that could not be read")));
+    return this.request({ type: MSG.INIT, ...config }, BOOT_TIMEOUT_MS, "starting the engine").catch((error) => {
+      // A boot that failed leaves no half-started worker behind.
+      this.stop(error.message);
+      this.failure = engineDown(error.message);
+      throw this.failure;
+    });
   }
 
   /** Call engine function `fn` with `args`; resolves with its result, rejects with its error. */
@@ -73,14 +93,14 @@ export class EngineClient {
 
   request(message, timeoutMs, what) {
     if (this.failure) return Promise.reject(this.failure);
-    if (!this.worker) return Promise.reject(new Error("the engine is not started"));
+    if (!this.worker) return Promise.reject(engineDown("the engine is not started"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        const error = new Error(`${what} took longer than ${Math.round(timeoutMs / 1000)} s`);
-        if (message.type === MSG.INIT) this.fail(error.message);
+        const error = engineDown(`${what} took longer than ${Math.round(timeoutMs / 1000)} s`);
         reject(error);
+        this.fail(error.message);
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.worker.postMessage({ ...message, id });
@@ -114,14 +134,19 @@ export class EngineClient {
 
   /** Reject everything in flight and refuse further calls until start() is called again. */
   fail(message) {
-    this.failure = new Error(message);
+    this.failure = engineDown(message);
+    this.stop(message);
+    this.options.onFailure?.(this.failure);
+  }
+
+  /** End the worker (if any) and reject what it still owed. */
+  stop(message) {
     for (const { reject, timer } of this.pending.values()) {
       clearTimeout(timer);
-      reject(this.failure);
+      reject(engineDown(message));
     }
     this.pending.clear();
     this.worker?.terminate();
     this.worker = null;
-    this.options.onFailure?.(this.failure);
   }
 }

@@ -3,10 +3,20 @@
 // Parsing is strict and total: every key has a validator; a value it rejects (unknown id, not a
 // number, out of range, absurdly long) is dropped in favour of the default and reported, so the
 // page can say what it ignored. Nothing from the URL is ever inserted as markup.
+// engine/view.py parse_query reads a query string exactly the same way (the tests compare them).
 
 /** Longest value accepted for a key that does not set its own maxLength (ids and numbers are
  *  far shorter; a pasted config.json sets its own). */
 const MAX_VALUE_LENGTH = 200;
+/** A link longer than this is refused whole rather than cut (a cut value could still parse,
+ *  silently wrong): the longest valid one holds a 20,000-character config.json percent-encoded at
+ *  up to 9 characters per character, plus the other settings (engine/view.py MAX_QUERY_LENGTH). */
+export const MAX_QUERY_LENGTH = 200000;
+/** A config.json nests a few levels; deeper text is refused before it is parsed
+ *  (engine/view.py MAX_JSON_DEPTH). */
+export const MAX_JSON_DEPTH = 16;
+/** An ignored key is quoted in the notice with at most this many characters. */
+const SHOWN_KEY_LENGTH = 40;
 
 /** A validator for an id from `choices` (a Set or a function returning a Set). */
 export function idField(choices) {
@@ -19,6 +29,7 @@ export function idField(choices) {
 /** A validator for a whole number in [min, max]. */
 export function intField(min, max) {
   return (raw) => {
+    if (/^-\d/.test(raw)) return { ok: false, reason: "negative" };
     if (!/^\d{1,9}$/.test(raw)) return { ok: false, reason: "not a whole number" };
     const value = Number(raw);
     if (value < min || value > max) return { ok: false, reason: `outside ${min}-${max}` };
@@ -29,6 +40,7 @@ export function intField(min, max) {
 /** A validator for a number in [min, max] (decimals allowed). */
 export function numberField(min, max) {
   return (raw) => {
+    if (/^-\d/.test(raw)) return { ok: false, reason: "negative" };
     if (!/^\d{1,9}(\.\d{1,6})?$/.test(raw)) return { ok: false, reason: "not a number" };
     const value = Number(raw);
     if (!Number.isFinite(value) || value < min || value > max) return { ok: false, reason: `outside ${min}-${max}` };
@@ -56,9 +68,28 @@ export function textField(maxLength) {
   };
 }
 
+/** How deeply brackets nest in a JSON text, outside strings (engine/view.py json_depth). */
+export function jsonDepth(text) {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  let escaped = false;
+  for (const char of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (char === "\\") escaped = true;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === "[" || char === "{") deepest = Math.max(deepest, ++depth);
+    else if (char === "]" || char === "}") depth -= 1;
+  }
+  return deepest;
+}
+
 /** A validator for a JSON object kept as its text (a pasted config.json). */
 export function jsonField() {
   return (raw) => {
+    if (jsonDepth(raw) > MAX_JSON_DEPTH) return { ok: false, reason: "nested too deeply" };
     try {
       const value = JSON.parse(raw);
       if (value && typeof value === "object" && !Array.isArray(value)) return { ok: true, value: raw };
@@ -90,16 +121,12 @@ export function parseState(search, schema) {
   const state = {};
   const ignored = [];
   for (const [key, spec] of Object.entries(schema)) state[key] = spec.default;
-  let params;
-  try {
-    params = new URLSearchParams(typeof search === "string" ? search.slice(0, 20000) : "");
-  } catch {
-    return { state, ignored: [{ key: "(query)", reason: "unreadable" }] };
-  }
+  if (typeof search !== "string") return { state, ignored: [{ key: "(link)", reason: "unreadable" }] };
+  if (search.length > MAX_QUERY_LENGTH) return { state, ignored: [{ key: "(link)", reason: "too long" }] };
   const seen = new Set();
-  for (const [key, raw] of params) {
+  for (const [key, raw] of new URLSearchParams(search)) {
     if (!Object.hasOwn(schema, key)) {
-      ignored.push({ key: key.slice(0, 40), reason: "unknown setting" });
+      ignored.push({ key: Array.from(key).slice(0, SHOWN_KEY_LENGTH).join(""), reason: "unknown setting" });
       continue;
     }
     if (seen.has(key)) {

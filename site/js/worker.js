@@ -9,6 +9,7 @@ const BUNDLE_DIR = "/home/pyodide/tokfeel";
 
 const started = performance.now();
 let handle = null; // the Python function engine.handle, once loaded
+let bootingFrom = null; // the runtime's folder while it loads
 
 function progress(stage, message) {
   self.postMessage({ type: MSG.PROGRESS, stage, message, elapsedMs: Math.round(performance.now() - started) });
@@ -31,13 +32,31 @@ async function fetchBundle(url, integrity) {
   return response.arrayBuffer();
 }
 
+/** Pyodide's loader and runtime; any failure says which part did not load. */
+async function loadRuntime(indexURL) {
+  if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
+    throw new Error("this browser does not allow WebAssembly here, and the engine's Python runtime needs it (a browser setting, a policy or an extension blocks it)");
+  }
+  let loadPyodide;
+  try {
+    ({ loadPyodide } = await import(`${indexURL}pyodide.mjs`));
+  } catch (error) {
+    throw new Error(`the Python runtime's loader (${indexURL}pyodide.mjs) did not load: ${error.message || error}`);
+  }
+  try {
+    return await loadPyodide({ indexURL, packages: [] });
+  } catch (error) {
+    throw new Error(`the Python runtime (${indexURL}) did not load: ${error.message || error}`);
+  }
+}
+
 async function boot({ indexURL, bundleURL, bundleIntegrity }) {
+  bootingFrom = indexURL;
   progress("runtime", "Loading the Python runtime");
   // The bundle downloads while Pyodide compiles; a failure is kept until it is awaited.
   const bundle = fetchBundle(bundleURL, bundleIntegrity);
   bundle.catch(() => {});
-  const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
-  const pyodide = await loadPyodide({ indexURL, packages: [] });
+  const pyodide = await loadRuntime(indexURL);
   progress("engine", "Loading the estimation engine");
   pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
   pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
@@ -48,6 +67,7 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   const check = JSON.parse(handle(JSON.stringify({ fn: "list", args: { kind: "engines" } })));
   if (!check.ok) throw new Error(check.error.message);
   progress("ready", "Engine ready");
+  bootingFrom = null;
   return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started) };
 }
 
@@ -66,15 +86,33 @@ self.addEventListener("message", async (event) => {
       reply(message.id, false, { message: "the engine is not ready", field: null });
       return;
     }
+    let request;
     try {
-      const answer = JSON.parse(handle(JSON.stringify({ fn: message.fn, args: message.args })));
-      reply(message.id, answer.ok, answer.ok ? answer.result : answer.error);
+      request = JSON.stringify({ fn: message.fn, args: message.args });
     } catch (error) {
-      reply(message.id, false, { message: `engine call failed: ${error.message || error}`, field: null });
+      reply(message.id, false, { message: `the call's arguments are not JSON: ${error.message}`, field: null });
+      return;
     }
+    let answer;
+    try {
+      answer = handle(request);
+    } catch (error) {
+      // engine.handle never raises for bad input, so this is the runtime itself failing (out of
+      // memory, a fatal Pyodide error): the page ends this worker and offers to start a new one.
+      handle = null;
+      reply(message.id, false, { message: `the engine crashed: ${error.message || error}`, field: null });
+      self.postMessage({ type: MSG.ERROR, message: `the engine crashed: ${error.message || error}` });
+      return;
+    }
+    const parsed = JSON.parse(answer);
+    reply(message.id, parsed.ok, parsed.ok ? parsed.result : parsed.error);
   }
 });
 
+// A promise nobody awaits failed: while booting it is the runtime's loader (a file that did not
+// download), later something in the worker itself. Either way the page is told, not left waiting.
 self.addEventListener("unhandledrejection", (event) => {
-  self.postMessage({ type: MSG.ERROR, message: `engine worker: ${event.reason?.message || event.reason}` });
+  event.preventDefault();
+  const reason = event.reason?.message || event.reason;
+  self.postMessage({ type: MSG.ERROR, message: bootingFrom ? `the Python runtime (${bootingFrom}) did not load: ${reason}` : `engine worker: ${reason}` });
 });
