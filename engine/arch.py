@@ -149,6 +149,37 @@ def config_int(config: dict, *keys: str, default: int | None = None) -> int:
     return default
 
 
+@dataclass(frozen=True)
+class Dims:
+    """The dimensions every transformer config.json states, with Hugging Face's defaults
+    (``num_key_value_heads`` = heads, ``head_dim`` = hidden / heads), checked for consistency."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+
+
+def read_dims(cfg: dict) -> Dims:
+    """:class:`Dims` of a config; EngineInputError when they cannot describe a transformer."""
+    layers = config_int(cfg, "num_hidden_layers", "n_layer")
+    hidden = config_int(cfg, "hidden_size", "n_embd")
+    heads = config_int(cfg, "num_attention_heads", "n_head")
+    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
+    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
+    vocab = config_int(cfg, "vocab_size")
+    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
+        raise EngineInputError(
+            "config.json: needs layers, a hidden size and a whole number of query heads per KV head "
+            f"(num_attention_heads {heads}, num_key_value_heads {kv_heads})",
+            field="config",
+        )
+    return Dims(layers, hidden, heads, kv_heads, head_dim, vocab, bool(cfg.get("tie_word_embeddings", False)))
+
+
 def text_config(config: dict) -> dict:
     """The language model's part of a (possibly multimodal) config.json."""
     if not isinstance(config, dict):

@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import fields, replace
 
 from .catalog import DATA_DIR
-from .fit import robust_least_squares, robust_loss
+from .fit import robust_least_squares
 from .params import PRIORS, BackendParams
 from .score import Case, load_cases, percentile, predict
 

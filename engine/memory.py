@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .arch import Architecture
-from .catalog import GIB
 from .hardware import Device
 from .kvcache import kv_elements, state_bytes
 

@@ -12,8 +12,9 @@ src/models/glm4-moe.cpp).
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, register
-from ..errors import EngineInputError
+from dataclasses import astuple
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, read_dims, register
 from .deepseek import DeepSeekMoE, as_mtp, model_tensors, nextn_tensors
 
 
@@ -30,15 +31,7 @@ def biased_attention(layer: int, hidden: int, heads: int, kv_heads: int, head_di
 
 @register("glm4_moe")
 def glm4_moe(cfg: dict) -> Architecture:
-    layers = config_int(cfg, "num_hidden_layers")
-    hidden = config_int(cfg, "hidden_size")
-    heads = config_int(cfg, "num_attention_heads")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
-    tied = bool(cfg.get("tie_word_embeddings", False))
-    if heads == 0 or kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError("config.json: num_attention_heads must be a multiple of num_key_value_heads", field="config")
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     # Glm4MoeConfig routes with noaux_tc, always with the correction bias.
     moe = DeepSeekMoE.from_config({**cfg, "topk_method": "noaux_tc"}, layers)
     bias = bool(cfg.get("attention_bias", False))

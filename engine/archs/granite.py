@@ -8,22 +8,15 @@ the 8B ties its output head to the embedding). Tensor names follow llama.cpp
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
-from ..errors import EngineInputError
+from dataclasses import astuple
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
 
 
 @register("granite")
 def granite(cfg: dict) -> Architecture:
-    layers = config_int(cfg, "num_hidden_layers")
-    hidden = config_int(cfg, "hidden_size")
-    heads = config_int(cfg, "num_attention_heads")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     intermediate = config_int(cfg, "intermediate_size")
-    tied = bool(cfg.get("tie_word_embeddings", False))
-    if heads == 0 or kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError("config.json: num_attention_heads must be a multiple of num_key_value_heads", field="config")
 
     tensors = [Tensor("token_embd", -1, vocab, hidden)]
     for layer in range(layers):

@@ -8,7 +8,9 @@ llama.cpp's ``attn_qkv`` and double-height ``ffn_up`` (src/llama-model.cpp, LLM_
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
+from dataclasses import astuple
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
 from ..errors import EngineInputError
 
 
@@ -16,14 +18,8 @@ from ..errors import EngineInputError
 def llama_like(cfg: dict) -> Architecture:
     """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
     model_type = str(cfg.get("model_type", "llama"))
-    layers = config_int(cfg, "num_hidden_layers", "n_layer")
-    hidden = config_int(cfg, "hidden_size", "n_embd")
-    heads = config_int(cfg, "num_attention_heads", "n_head")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     intermediate = config_int(cfg, "intermediate_size", default=0)
-    tied = bool(cfg.get("tie_word_embeddings", False))
     n_experts = config_int(cfg, "num_experts", "num_local_experts", "n_routed_experts", default=0)
     top_k = config_int(cfg, "num_experts_per_tok", default=0) if n_experts else 0
     moe_intermediate = config_int(cfg, "moe_intermediate_size", default=intermediate) if n_experts else 0
@@ -31,12 +27,6 @@ def llama_like(cfg: dict) -> Architecture:
     sliding = config_int(cfg, "sliding_window", default=0) if cfg.get("use_sliding_window", model_type == "mistral") else 0
     max_context = config_int(cfg, "max_position_embeddings", default=0)
     qk_norm = model_type.startswith("qwen3")
-    if heads == 0 or layers == 0 or hidden == 0:
-        raise EngineInputError("config.json: layers, hidden size and attention heads must be positive", field="config")
-    if kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError(
-            f"config.json: num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})", field="config"
-        )
     if n_experts and not (0 < top_k <= n_experts):
         raise EngineInputError(f"config.json: num_experts_per_tok must be 1..{n_experts}", field="config")
 
@@ -84,20 +74,10 @@ def llama_like(cfg: dict) -> Architecture:
 @register("phi3")
 def phi3(cfg: dict) -> Architecture:
     """Phi-3 / Phi-4: fused qkv projection and fused gate+up projection."""
-    layers = config_int(cfg, "num_hidden_layers")
-    hidden = config_int(cfg, "hidden_size")
-    heads = config_int(cfg, "num_attention_heads")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     intermediate = config_int(cfg, "intermediate_size")
-    tied = bool(cfg.get("tie_word_embeddings", False))
     sliding = config_int(cfg, "sliding_window", default=0)
     max_context = config_int(cfg, "max_position_embeddings", default=0)
-    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError(
-            "config.json: needs layers, hidden size and a whole number of query heads per KV head", field="config"
-        )
     # A window no shorter than the context is no window at all.
     window = sliding if 0 < sliding < max_context else 0
 

@@ -10,7 +10,9 @@ everything. Defaults are those of transformers' Llama4TextConfig (``no_rope_laye
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
+from dataclasses import astuple
+
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
 from ..errors import EngineInputError
 
 #: transformers Llama4TextConfig: every 4th block is a NoPE (global attention) block by default.
@@ -30,22 +32,12 @@ def int_list(cfg: dict, key: str, length: int | None = None) -> list[int] | None
 
 @register("llama4", "llama4_text")
 def llama4(cfg: dict) -> Architecture:
-    layers = config_int(cfg, "num_hidden_layers")
-    hidden = config_int(cfg, "hidden_size")
-    heads = config_int(cfg, "num_attention_heads")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
-    tied = bool(cfg.get("tie_word_embeddings", False))
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     n_experts = config_int(cfg, "num_local_experts")
     top_k = config_int(cfg, "num_experts_per_tok", default=1)
     expert_intermediate = config_int(cfg, "intermediate_size")
     dense_intermediate = config_int(cfg, "intermediate_size_mlp", default=expert_intermediate)
     chunk = config_int(cfg, "attention_chunk_size", default=0)
-    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError(
-            "config.json: needs layers, hidden size and a whole number of query heads per KV head", field="config"
-        )
     if not 0 < top_k <= n_experts:
         raise EngineInputError(f"config.json: num_experts_per_tok must be 1..{n_experts}", field="config")
     step = config_int(cfg, "interleave_moe_layer_step", default=1) or 1

@@ -14,9 +14,9 @@ separate ``ssm_beta`` / ``ssm_alpha``; Qwen3-Next the fused ``ssm_in`` (q, k, v,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, read_dims, register
 from ..errors import EngineInputError
 
 #: Qwen3-Next / Qwen3.5 put full attention on every 4th block when the config names no layout
@@ -147,17 +147,7 @@ def mtp_block_tensors(layer: int, hidden: int, attention: list[Tensor], ffn: lis
 def qwen_hybrid(cfg: dict) -> Architecture:
     """Qwen3-Next (``qwen3_next``) and Qwen3.5 / Qwen3.6 (``qwen3_5*``), dense or MoE."""
     model_type = str(cfg["model_type"])
-    layers = config_int(cfg, "num_hidden_layers")
-    hidden = config_int(cfg, "hidden_size")
-    heads = config_int(cfg, "num_attention_heads")
-    kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
-    head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
-    vocab = config_int(cfg, "vocab_size")
-    tied = bool(cfg.get("tie_word_embeddings", False))
-    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
-        raise EngineInputError(
-            "config.json: needs layers, hidden size and a whole number of query heads per KV head", field="config"
-        )
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     delta_net = DeltaNetShape(
         key_heads=config_int(cfg, "linear_num_key_heads"),
         value_heads=config_int(cfg, "linear_num_value_heads"),
