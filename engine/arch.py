@@ -171,11 +171,11 @@ def read_dims(cfg: dict) -> Dims:
     kv_heads = config_int(cfg, "num_key_value_heads", default=heads)
     head_dim = config_int(cfg, "head_dim", default=hidden // heads if heads else 0)
     vocab = config_int(cfg, "vocab_size")
-    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0 or heads % kv_heads:
+    if heads == 0 or layers == 0 or hidden == 0 or kv_heads == 0:
+        raise EngineInputError("config.json: layers, hidden size and attention heads must be positive", field="config")
+    if heads % kv_heads:
         raise EngineInputError(
-            "config.json: needs layers, a hidden size and a whole number of query heads per KV head "
-            f"(num_attention_heads {heads}, num_key_value_heads {kv_heads})",
-            field="config",
+            f"config.json: num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads})", field="config"
         )
     return Dims(layers, hidden, heads, kv_heads, head_dim, vocab, bool(cfg.get("tie_word_embeddings", False)))
 
