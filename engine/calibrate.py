@@ -29,7 +29,7 @@ MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"
 FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
-    "eta_bw", "t_token_s", "t_layer_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
+    "eta_bw", "t_token_s", "t_layer_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
     "moe_batch_exponent", "dequant_ops", "sync_factor", "soc_bw_factor",
 )
 PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor")
@@ -39,6 +39,7 @@ BOUNDS = {
     "eta_bw": (0.05, 1.0),
     "t_token_s": (1e-5, 0.2),
     "t_layer_s": (1e-7, 0.005),
+    "t_moe_layer_decode_s": (1e-7, 0.005),
     "kv_read_factor": (0.5, 20.0),
     "eta_decode_compute": (0.005, 1.0),
     "eta_attn_decode": (0.002, 1.0),

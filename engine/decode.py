@@ -5,7 +5,8 @@ One step for ``batch`` sequences at ``context`` cached tokens (physics.md sectio
     t = max(weights / (BW * eta_bw) + weights read * dequant_ops / FLOPS,
             2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
-      + t_token + t_layer * layers * (1500 MHz / GPU clock)   [+ host part] [+ interconnect]
+      + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers) * (1500 MHz / GPU clock)
+      [+ host part] [+ interconnect]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
@@ -15,7 +16,11 @@ must be unpacked on the way in (``dequant_ops`` per weight, on the vector units)
 overlap with the memory stream in practice: it is why a Q4_K_M model decodes at a smaller share
 of the bandwidth than its F16 original, most of all on GPUs with few FLOPS per byte (M1 Max).
 The per-layer overhead is a chain of tiny kernels whose duration is latency, i.e. GPU cycles, so
-it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``).
+it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``). A layer with
+routed experts runs more of them (router matmul, softmax and top-k, the expert gather, the
+weighted sum): ``t_moe_layer_decode_s``. Without it the fit charges MoE models' extra kernels to
+every dense layer and small dense models come out too slow (Apple harness rows: dense 0.87,
+MoE 1.11 predicted/measured before it existed).
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -74,6 +79,8 @@ class StepFeatures:
     unified_memory: bool = False  # an SoC's LPDDR shared with the CPU, not a card's GDDR/HBM
     #: Per-core bandwidth limit of a CPU backend: cores in use (0 = not a CPU backend).
     cpu_threads: int = 0
+    #: Layers with routed experts (each runs the routing kernels).
+    moe_layers: int = 0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float]:
         """(device bytes, host bytes, device weights) one step reads with routing ``exponent``."""
@@ -177,6 +184,7 @@ def step_features(
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
         unified_memory=device.kind == "soc",
         cpu_threads=threads,
+        moe_layers=system.profile.expert_layers,
     )
 
 
@@ -192,7 +200,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)
-    fixed_s = p.t_token_s + p.t_layer_s * f.layers * f.clock_factor
+    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p

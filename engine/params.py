@@ -32,6 +32,9 @@ class BackendParams:
     t_token_s: float = 0.002
     #: Extra cost per layer per decode step (kernel launches and their gaps), seconds.
     t_layer_s: float = 0.00003
+    #: Extra cost per layer with routed experts per decode step (router, top-k, the expert
+    #: gather and weighted sum: more kernels in the chain), seconds.
+    t_moe_layer_decode_s: float = 0.00003
     #: KV-cache reads cost this many times their bytes at the weight-streaming rate (attention
     #: kernels read the cache less efficiently than matrix-vector products read weights).
     kv_read_factor: float = 1.5
@@ -86,7 +89,9 @@ PRIORS = {
     "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),
     "vulkan-amdvlk": BackendParams(eta_bw=0.7, eta_pp=0.2, t_token_s=0.002),
     "sycl": BackendParams(eta_bw=0.6, eta_pp=0.25, t_token_s=0.003),
-    "cpu": BackendParams(eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, eta_decode_compute=0.4),
+    "cpu": BackendParams(
+        eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, t_moe_layer_decode_s=0.00001, eta_decode_compute=0.4
+    ),
 }
 
 

@@ -579,23 +579,29 @@ def has_linear_attention(arch: Architecture) -> bool:
     return any(layer.kind == "linear" for layer in arch.attention)
 
 
-def unsloth_dynamic_types(arch: Architecture, base_ftype: str, upgrade_type: str, hybrid_upgrade_type: str) -> tuple[str, ...]:
+def unsloth_dynamic_types(
+    arch: Architecture, base_ftype: str, upgrade_type: str, hybrid_upgrade_type: str, dense_hybrid_upgrade_type: str = ""
+) -> tuple[str, ...]:
     """Unsloth Dynamic ("UD-") GGUFs: a llama.cpp recipe with the sensitive tensors raised.
 
     Unsloth picks types per model and publishes no per-tensor table; its documentation says
     attention, SSM and shared-expert tensors are kept at higher precision, "especially for hybrid
     architectures" (its Qwen3.5 study). Modelled on top of ``base_ftype``, never lowering a type:
-    linear-attention hybrids raise attention, SSM and shared-expert tensors to
+    MoE linear-attention hybrids raise attention, SSM and shared-expert tensors to
     ``hybrid_upgrade_type``; other MoE models (Mamba hybrids included) raise them to
-    ``upgrade_type``; dense transformers raise the token embedding and output head to
-    ``upgrade_type``. The errors against published file sizes are in data/quants.toml.
+    ``upgrade_type``; dense models, hybrids included, raise the token embedding and output head
+    to ``upgrade_type``: in a dense model the attention and SSM tensors are a third of the
+    weights, and Qwen3.6-27B's UD-Q4_K_XL file (17.6 GB) is only 0.8 GB above its Q4_K_M, which
+    the embedding and head at Q8_0 account for. Where a level does raise them in dense hybrids
+    too (``dense_hybrid_upgrade_type``: UD-Q8_K_XL, 33.3 GiB for Qwen3.6-27B in llama-bench),
+    they go to that type. The errors against published file sizes are in data/quants.toml.
     """
     base = llama_cpp_types(arch, base_ftype)
     hybrid = has_linear_attention(arch)
     out = []
     for t, chosen in zip(arch.tensors, base):
-        if hybrid or arch.is_moe:
-            target = hybrid_upgrade_type if hybrid else upgrade_type
+        if arch.is_moe or (hybrid and dense_hybrid_upgrade_type):
+            target = (hybrid_upgrade_type if arch.is_moe else dense_hybrid_upgrade_type) if hybrid else upgrade_type
             raised = _is_attention(t) or _is_shared_expert(t)
         else:
             target = upgrade_type
@@ -737,6 +743,7 @@ SCHEMA = (
     Field("llama_ftype", str, choices=tuple(FTYPE_DEFAULT_TYPE)),
     Field("upgrade_type", str, choices=tuple(GGML_TYPES)),
     Field("hybrid_upgrade_type", str, choices=tuple(GGML_TYPES)),
+    Field("dense_hybrid_upgrade_type", str, choices=tuple(GGML_TYPES)),
     Field("token_embedding_type", str, choices=tuple(GGML_TYPES)),
     Field("output_tensor_type", str, choices=tuple(GGML_TYPES)),
     Field("imatrix", bool),
@@ -764,6 +771,7 @@ class QuantFormat:
     llama_ftype: str = ""
     upgrade_type: str = ""
     hybrid_upgrade_type: str = ""
+    dense_hybrid_upgrade_type: str = ""
     token_embedding_type: str = ""
     output_tensor_type: str = ""
     imatrix: bool = True
@@ -800,6 +808,8 @@ def _check_entry(entry_id: str, raw: dict) -> None:
     for key in ("upgrade_type", "hybrid_upgrade_type"):
         if (recipe == "unsloth-dynamic") != (key in raw):
             raise CatalogError(f"{where}: {key} is required by, and only by, the unsloth-dynamic recipe")
+    if "dense_hybrid_upgrade_type" in raw and recipe != "unsloth-dynamic":
+        raise CatalogError(f"{where}: dense_hybrid_upgrade_type only applies to the unsloth-dynamic recipe")
 
 
 def read_quants(text: str, origin: str = "quants.toml") -> dict[str, QuantFormat]:
@@ -908,7 +918,9 @@ def tensor_types(arch: Architecture, quant: QuantFormat) -> tuple[str, ...]:
             output_tensor_type=quant.output_tensor_type,
         )
     if quant.recipe == "unsloth-dynamic":
-        return unsloth_dynamic_types(arch, quant.llama_ftype, quant.upgrade_type, quant.hybrid_upgrade_type)
+        return unsloth_dynamic_types(
+            arch, quant.llama_ftype, quant.upgrade_type, quant.hybrid_upgrade_type, quant.dense_hybrid_upgrade_type
+        )
     return RECIPES[quant.recipe](arch, quant.weight_type)
 
 

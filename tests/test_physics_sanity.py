@@ -6,7 +6,12 @@ disagree with a seed's round number, the comment says so and the bound follows t
 
 from __future__ import annotations
 
+import pytest
+
 from engine import estimate
+from engine.decode import run_features, step_time_from
+from engine.params import with_overrides
+from engine.system import build_system
 
 CARD = {"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
 
@@ -30,11 +35,19 @@ def test_long_context_costs_half_to_two_thirds_of_the_speed():
 
 
 def test_moe_needs_memory_of_its_total_but_decodes_like_its_active_part():
-    """Seed 000: Qwen3-30B-A3B at Q4 needs ~18 GB yet reads only ~3B parameters per token."""
+    """Seed 000 / physics.md section 4: Qwen3-30B-A3B at Q4 needs ~18 GB yet decodes like a ~3B
+    model. It reads less than a dense 3B (1.9 GB against 2.0 GB) but runs 48 layers, each with
+    routing kernels (t_moe_layer_decode_s), against Llama 3.2 3B's 28: public single-4090 reports
+    put it at ~0.75 of the 3B's speed (~196 against ~265 tok/s) and ~1.4x the dense 8B. The
+    calibrated engine gives ~0.7 and ~1.13x: its CUDA fixed costs come from DGX Spark and RTX 3090
+    rows (no single-4090 MoE row is in the calibration set), so the 8B bound is 1.1x, not the
+    1.2x this test held before MoE layers had a decode overhead of their own."""
     moe = estimate({**CARD, "model": "qwen3-30b-a3b"})
     assert 16 <= moe["memory"]["weights_gb"] <= 20
     assert moe["fit"] == "fits"
-    assert moe["decode_tps"] > 1.2 * decode()  # far faster than the dense 8B
+    small_dense = decode(model="llama-3.2-3b")
+    assert 0.6 * small_dense <= moe["decode_tps"] <= small_dense
+    assert moe["decode_tps"] > 1.1 * decode()  # faster than the dense 8B
 
 
 def test_f16_is_several_times_slower_than_q4():
@@ -119,3 +132,16 @@ def test_a_32b_on_a_24gb_card_is_fast_enough_for_chat():
     though far below the 60-100+ of heavy agentic coding."""
     speed = estimate({**CARD, "model": "qwen2.5-32b"})["decode_tps"]
     assert 15 <= speed < 60
+
+
+def test_moe_layers_carry_their_own_decode_overhead():
+    """engine/decode.py: a MoE layer's routing kernels cost t_moe_layer_decode_s each, on top of
+    every layer's t_layer_s; a dense model pays none of it."""
+    for model, moe_layers in (("qwen3-30b-a3b", 48), ("llama-3.1-8b", 0)):
+        system = build_system({**CARD, "model": model})
+        features = run_features(system, 0, 128)
+        assert features.moe_layers == moe_layers
+        params = system.params.params
+        slower = step_time_from(features, with_overrides(params, t_moe_layer_decode_s=params.t_moe_layer_decode_s + 1e-4))
+        added = slower.fixed_s - step_time_from(features, params).fixed_s
+        assert added == pytest.approx(1e-4 * moe_layers * features.clock_factor, abs=1e-12)

@@ -443,3 +443,15 @@ def test_unknown_kv_type():
     with pytest.raises(EngineInputError) as info:
         kv_bytes_per_element("q3_k")
     assert info.value.field == "kv_quant"
+
+
+def test_unsloth_q4_k_xl_of_a_dense_hybrid_raises_only_embedding_and_head():
+    """Qwen3.6-27B (dense, 3 of 4 blocks gated DeltaNet): huggingface.co/unsloth/Qwen3.6-27B-GGUF
+    lists UD-Q4_K_XL at ~17.6 GB against Q4_K_M's ~16.8 GB. Raising its attention and SSM
+    tensors to bf16 (as the MoE hybrids' rule would) gives ~27 GB; UD-Q8_K_XL does keep them at
+    bf16 (llama-bench 33.31 GiB, test above)."""
+    arch = load_models()["qwen3.6-27b"].arch
+    xl = weight_bytes(arch, parse_quant("UD-Q4_K_XL"), include_mtp=False) / GB
+    plain = weight_bytes(arch, parse_quant("Q4_K_M"), include_mtp=False) / GB
+    assert xl == pytest.approx(17.6, rel=0.03)
+    assert 1.02 * plain <= xl <= 1.1 * plain
