@@ -41,6 +41,30 @@ def test_search_narrows_the_picker_and_enter_picks(app):
     page.fill("#hardware-search", "")
 
 
+def test_the_picked_device_and_model_link_to_their_sources(app):
+    """The notes under the pickers link to the entries of catalog.html, which exist and show."""
+    page, _log, _console = app
+    show(page, query(hw="apple-m3-max-40c-64gb", model="qwen3-30b-a3b"))
+    links = {
+        testid: page.get_attribute(f'[data-testid="{testid}"]', "href")
+        for testid in ("hardware-sources-link", "model-sources-link")
+    }
+    assert links == {
+        "hardware-sources-link": "catalog.html#hw-apple-m3-max-40c-64gb",
+        "model-sources-link": "catalog.html#model-qwen3-30b-a3b",
+    }
+    tab = page.context.new_page()
+    try:
+        for href in links.values():
+            tab.goto(page.url.split("?")[0].rsplit("/", 1)[0] + "/" + href)
+            tab.wait_for_load_state("load")
+            assert tab.locator("#" + href.split("#")[1]).is_visible()
+    finally:
+        tab.close()
+    show(page, query(hw="custom"))
+    assert page.locator('[data-testid="hardware-sources-link"]').count() == 0
+
+
 def test_every_picker_item_gets_the_engines_fit_mark(app):
     page, _log, _console = app
     view = show(page, query(model="qwen3-32b"))

@@ -301,15 +301,30 @@ function showDependentFields() {
   ui.promptText.textContent = answers[view.answer].prompt;
   for (const button of ui.presets.children) button.setAttribute("aria-pressed", String(Number(button.dataset.tokens) === view.prompt));
   const device = devices.get(view.hw);
-  ui.hardwareNote.textContent = device
-    ? `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""}`
-    : "Enter the specs from the vendor's page.";
-  ui.modelNote.textContent = model
-    ? `${model.org} · ${model.moe ? `mixture of ${fmt.count(model.experts)} experts, ${fmt.count(model.experts_per_token)} per token` : "dense"} · ${fmt.count(model.layers)} layers · up to ${fmt.tokens(model.max_context)} tokens of context${model.reasoning ? " · thinks before answering" : ""}`
-    : "Read from the pasted config.json.";
+  ui.hardwareNote.replaceChildren(
+    ...(device
+      ? [
+          `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""} · `,
+          sourcesLink(`hw-${device.id}`, "hardware-sources-link", `Sources of the ${device.name} figures in the catalog`),
+        ]
+      : ["Enter the specs from the vendor's page."]),
+  );
+  ui.modelNote.replaceChildren(
+    ...(model
+      ? [
+          `${model.org} · ${model.moe ? `mixture of ${fmt.count(model.experts)} experts, ${fmt.count(model.experts_per_token)} per token` : "dense"} · ${fmt.count(model.layers)} layers · up to ${fmt.tokens(model.max_context)} tokens of context${model.reasoning ? " · thinks before answering" : ""} · `,
+          sourcesLink(`model-${model.id}`, "model-sources-link", `Sources of the ${model.name} architecture in the catalog`),
+        ]
+      : ["Read from the pasted config.json."]),
+  );
   const answer = answers[view.answer];
   const characters = answer.tokens.join("").length;
   ui.answerNote.textContent = `${fmt.count(answer.tokens.length)} tokens, ${fmt.number(characters / answer.tokens.length, 1)} characters per token`;
+}
+
+/** A link to an entry of the generated catalog page (catalog.html), where every number shows its source. */
+function sourcesLink(anchor, testid, label) {
+  return el("a", { href: `catalog.html#${anchor}`, "data-testid": testid, "aria-label": label }, "sources");
 }
 
 function fieldError(key, result) {
