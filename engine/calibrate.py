@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import fields, replace
 
 from .catalog import DATA_DIR
+from .engines import load_engines
 from .fit import robust_least_squares
 from .params import PRIORS, BackendParams
 from .score import Case, load_cases, percentile, predict
@@ -29,7 +30,7 @@ MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"
 FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
-    "eta_bw", "t_token_s", "t_layer_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
+    "eta_bw", "t_token_s", "t_layer_s", "t_layer_batched_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
     "moe_batch_exponent", "dequant_ops", "sync_factor", "soc_bw_factor",
 )
 PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor")
@@ -39,6 +40,7 @@ BOUNDS = {
     "eta_bw": (0.05, 1.0),
     "t_token_s": (1e-5, 0.2),
     "t_layer_s": (1e-7, 0.005),
+    "t_layer_batched_s": (1e-7, 0.005),
     "t_moe_layer_decode_s": (1e-7, 0.005),
     "kv_read_factor": (0.5, 20.0),
     "eta_decode_compute": (0.005, 1.0),
@@ -55,6 +57,11 @@ BOUNDS = {
     "pp_quant_cost": (0.5, 5.0),
     "t_moe_layer_s": (1e-6, 0.1),
 }
+#: Properties of an engine's implementation rather than of the backend: a key that cannot
+#: identify them inherits them from its base engine (Ollama from llama.cpp), never from another
+#: engine on the same backend. llama.cpp's CUDA backend launches every kernel of a batched step
+#: (its graph capture is single-token only); vLLM captures graphs for batches too.
+ENGINE_SPECIFIC = ("t_layer_batched_s",)
 #: A parameter must move some prediction by this much when doubled to count as identified.
 IDENTIFIED = 0.01
 
@@ -109,8 +116,23 @@ def population(fits: dict[str, tuple[BackendParams, tuple[str, ...]]], backend: 
         seen = sorted(
             getattr(params, f.name) for key, (params, free) in fits.items() if key.endswith(f"/{backend}") and f.name in free
         )
-        values[f.name] = statistics.median(seen) if seen else getattr(prior, f.name)
+        values[f.name] = statistics.median(seen) if seen and f.name not in ENGINE_SPECIFIC else getattr(prior, f.name)
     return BackendParams(**values)
+
+
+def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) -> dict[str, float]:
+    """Engine-specific parameters ``key`` cannot identify, from the nearest base engine on the
+    same backend that did."""
+    engine_id, backend = key.split("/")
+    engines = load_engines()
+    out = {}
+    for name in ENGINE_SPECIFIC:
+        for base in engines[engine_id].lineage()[1:] if engine_id in engines else ():
+            params, free = fits.get(f"{base}/{backend}", (None, ()))
+            if name in free:
+                out[name] = getattr(params, name)
+                break
+    return out
 
 
 def residual_stats(cases: list[Case], params: BackendParams) -> dict:
@@ -161,7 +183,7 @@ def fit_all(cases: list[Case]) -> dict:
     backends = {}
     for key, tests in sorted(groups.items()):
         fitted, free = first[key]
-        start = replace(common[key.split("/")[1]], **{n: getattr(fitted, n) for n in free})
+        start = replace(common[key.split("/")[1]], **inherited(key, first), **{n: getattr(fitted, n) for n in free})
         params, _free = fit_params(tests["tg"] + tests["pp"], start, free)
         backends[key] = {
             "params": _rounded(params),

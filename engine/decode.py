@@ -5,8 +5,8 @@ One step for ``batch`` sequences at ``context`` cached tokens (physics.md sectio
     t = max(weights / (BW * eta_bw) + weights read * dequant_ops / FLOPS,
             2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
-      + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers) * (1500 MHz / GPU clock)
-      [+ host part] [+ interconnect]
+      + t_token + ((t_layer + [B > 1] t_layer_batched) * layers + t_moe_layer_decode * MoE layers)
+                  * (1500 MHz / GPU clock)   [+ host part] [+ interconnect]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
@@ -20,7 +20,12 @@ it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``). A
 routed experts runs more of them (router matmul, softmax and top-k, the expert gather, the
 weighted sum): ``t_moe_layer_decode_s``. Without it the fit charges MoE models' extra kernels to
 every dense layer and small dense models come out too slow (Apple harness rows: dense 0.87,
-MoE 1.11 predicted/measured before it existed).
+MoE 1.11 predicted/measured before it existed). A step with several tokens (batched decode,
+speculative verification) pays ``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend
+replays a captured graph only for single-token steps and launches every kernel of a batched one
+(ggml/src/ggml-cuda/ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Without it the
+fit put batched launch costs into ``t_token_s`` and single-token decode on CUDA came out slow
+(DGX Spark B = 1: 0.90 predicted/measured, now 0.98-0.99).
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -200,7 +205,8 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)
-    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor
+    layer_s = p.t_layer_s + (p.t_layer_batched_s if f.batch > 1 else 0.0)
+    fixed_s = p.t_token_s + (layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p

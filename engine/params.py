@@ -32,6 +32,9 @@ class BackendParams:
     t_token_s: float = 0.002
     #: Extra cost per layer per decode step (kernel launches and their gaps), seconds.
     t_layer_s: float = 0.00003
+    #: Further cost per layer when a decode step carries several tokens (llama.cpp's CUDA backend
+    #: replays a captured graph only for single-token steps; batched steps launch every kernel).
+    t_layer_batched_s: float = 0.00001
     #: Extra cost per layer with routed experts per decode step (router, top-k, the expert
     #: gather and weighted sum: more kernels in the chain), seconds.
     t_moe_layer_decode_s: float = 0.00003

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+import pytest
+
 from conftest import ROOT, run_cli
+from engine.calibrate import ENGINE_SPECIFIC, FIT_FILE
+from engine.params import PRIORS
 
 MEASUREMENTS = ROOT / "data" / "calibration" / "measurements.csv"
 
@@ -64,3 +69,19 @@ def test_a_measured_set_up_shows_its_measurement_beside_the_prediction():
     assert result["measured"]["decode"]["source_id"] == "xiongjiedai_llama3"
     # The prediction is the physics', not the measurement.
     assert result["decode_tps"] != result["measured"]["decode"]["tokens_per_s"]
+
+
+def test_engine_specific_parameters_come_from_the_engine_line_not_the_backend():
+    """t_layer_batched_s is an implementation property (llama.cpp's CUDA graphs are single-token
+    only): vLLM, which captures graphs for batches too, keeps the prior instead of inheriting
+    llama.cpp's fitted value; the legacy llama.cpp builds inherit it from llama.cpp."""
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    backends = fit["backends"]
+    assert "t_layer_batched_s" in ENGINE_SPECIFIC
+    llama = backends["llama-cpp/cuda"]
+    assert "t_layer_batched_s" in llama["fitted"]
+    assert llama["params"]["t_layer_batched_s"] > 10 * PRIORS["cuda"].t_layer_batched_s
+    # Inherited from the base's first-pass fit, which its final refit moves by well under 1%.
+    assert backends["llama-cpp-legacy/cuda"]["params"]["t_layer_batched_s"] == pytest.approx(llama["params"]["t_layer_batched_s"], rel=0.01)
+    assert backends["vllm/cuda"]["params"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
+    assert fit["population"]["cuda"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
