@@ -31,9 +31,9 @@ FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "t_layer_batched_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
-    "moe_batch_exponent", "dequant_ops", "sync_factor", "soc_bw_factor",
+    "moe_batch_exponent", "dequant_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
 )
-PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor")
+PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor", "sync_data_factor")
 ALL_PARAMS = TG_PARAMS + tuple(name for name in PP_PARAMS if name not in TG_PARAMS)
 #: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
 BOUNDS = {
@@ -48,6 +48,7 @@ BOUNDS = {
     "moe_batch_exponent": (0.2, 1.0),
     "dequant_ops": (0.01, 300.0),
     "sync_factor": (0.05, 200.0),
+    "sync_data_factor": (0.05, 200.0),
     "soc_bw_factor": (0.3, 1.0),
     "core_bw_gbs": (2.0, 200.0),
     "eta_pp": (0.005, 1.0),

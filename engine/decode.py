@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .params import BackendParams
-from .parallel import split_sync_seconds
+from .parallel import split_sync_parts
 from .roofline import bandwidth_bytes_s, clock_factor, thread_limited_bandwidth, thread_limited_flops, vector_flops
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction
@@ -75,7 +75,8 @@ class StepFeatures:
     host_flops: float
     host_bandwidth: float
     host_flops_rate: float
-    sync_s: float
+    sync_latency_s: float  # split synchronisation at the priors: latency part ...
+    sync_data_s: float  # ... and data part (engines scale them by sync_factor, sync_data_factor)
     kv_bytes: float  # all KV read per step
     batch: int = 1
     expert_share: float = 1.0  # experts per token / experts (1 for dense models)
@@ -164,6 +165,7 @@ def step_features(
     if system.host is not None and (host_dense or host_experts or host_kv):
         host_bandwidth = bandwidth_bytes_s(system.host, "cpu")
         host_flops_rate = vector_flops(system.host, "cpu")
+    sync_latency_s, sync_data_s = split_sync_parts(system, tokens)
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,
@@ -181,7 +183,8 @@ def step_features(
         host_flops=host_flops,
         host_bandwidth=host_bandwidth,
         host_flops_rate=host_flops_rate,
-        sync_s=split_sync_seconds(system, tokens),
+        sync_latency_s=sync_latency_s,
+        sync_data_s=sync_data_s,
         kv_bytes=kv_read,
         batch=tokens,
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
@@ -213,7 +216,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_mem = (host_bytes + f.host_kv_bytes * hp.kv_read_factor) / (f.host_bandwidth * hp.eta_bw)
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
-    sync_s = f.sync_s * p.sync_factor
+    sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes)
 
 

@@ -46,23 +46,21 @@ def link(system: System) -> tuple[str, float, float]:
     return f"PCIe {device.pcie_gen or 4}.0", pcie * 1e9, SYNC_LATENCY_PCIE_S
 
 
-def split_sync_seconds(system: System, tokens: int) -> float:
-    """Interconnect time at the priors above; engines scale it by their ``sync_factor``."""
-    return raw_split_sync_seconds(system, tokens)
-
-
-def raw_split_sync_seconds(system: System, tokens: int) -> float:
-    """Interconnect time added to one forward pass over ``tokens`` tokens (a decode step of a
-    batch, or a prefill micro-batch) by splitting across ``system.gpus`` cards."""
+def split_sync_parts(system: System, tokens: int) -> tuple[float, float]:
+    """(latency, data) seconds added to one forward pass over ``tokens`` tokens (a decode step of
+    a batch, or a prefill micro-batch) by splitting across ``system.gpus`` cards, at the priors.
+    Engines scale the two apart (``sync_factor``, ``sync_data_factor``): a decode step's syncs are
+    latency (a few KB each), a prefill micro-batch's are data (MBs each), and an implementation
+    can be poor at one and not the other (2023 llama.cpp row splits: slow prefill, fast decode)."""
     cards = system.gpus
     if cards <= 1:
-        return 0.0
+        return 0.0, 0.0
     mode = system.options.split
     if mode == "layer":
-        return (cards - 1) * LAYER_SPLIT_HOP_S
+        return (cards - 1) * LAYER_SPLIT_HOP_S, 0.0
     _name, bandwidth, latency = link(system)
     message = tokens * system.arch.hidden_size * ACTIVATION_BYTES
     # Small all-reduces run as a tree (log2 N latencies); the data term is a ring's 2 (N-1)/N of
     # the message through each card's link.
-    per_sync = latency * math.log2(cards) + 2 * (cards - 1) / cards * message / bandwidth
-    return SYNCS_PER_LAYER[mode] * system.arch.layers * per_sync
+    syncs = SYNCS_PER_LAYER[mode] * system.arch.layers
+    return syncs * latency * math.log2(cards), syncs * 2 * (cards - 1) / cards * message / bandwidth

@@ -66,9 +66,12 @@ class BackendParams:
     t_ubatch_s: float = 0.01
     #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds.
     t_moe_layer_s: float = 0.002
-    #: Multiplier on the interconnect time of row/tensor splits (parallel.py's priors): an
-    #: engine's split implementation can be better or worse than NCCL-grade all-reduces.
+    #: Multiplier on the latency part of the interconnect time of row/tensor splits (parallel.py's
+    #: priors): an engine's split implementation can be better or worse than NCCL all-reduces.
     sync_factor: float = 1.0
+    #: The same for the data part of those exchanges (prefill's MB-sized activations), where
+    #: the latency part dominates a decode step's (parallel.split_sync_parts).
+    sync_data_factor: float = 1.0
     #: CPU backends: bandwidth one core can pull, GB/s (line-fill buffers limit a core to a
     #: fraction of the socket's peak; measured single-core bandwidth on Zen 4 / Apple M is ~20-60).
     core_bw_gbs: float = 25.0

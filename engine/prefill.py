@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from .kvcache import attention_flops, kv_read_elements
-from .parallel import split_sync_seconds
+from .parallel import split_sync_parts
 from .params import BackendParams
 from .roofline import bandwidth_bytes_s, core_share, matmul_flops
 from .system import System
@@ -48,7 +48,8 @@ class PrefillFeatures:
     memory_bytes: float  # weights touched + KV read, over all micro-batches
     bandwidth: float  # bytes/s at peak
     transfer_s: float  # PCIe copies of offloaded weights
-    sync_s: float  # split synchronisation at the priors (engines scale it by sync_factor)
+    sync_latency_s: float  # split synchronisation at the priors: latency part ...
+    sync_data_s: float  # ... and data part (engines scale them by sync_factor, sync_data_factor)
     flash_attn: bool
     quantized: bool  # weights need dequantising on the way into the matmuls
     moe_layers: int  # layers with routed experts (each pays a routing step per micro-batch)
@@ -125,7 +126,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
-    sync_s = micro_batches * split_sync_seconds(system, tokens_per_ubatch) if split != "layer" else 0.0
+    sync_latency_s, sync_data_s = split_sync_parts(system, tokens_per_ubatch) if split != "layer" else (0.0, 0.0)
     transfer_s = 0.0
     if placement.offloaded:
         pcie = (system.device.pcie_gbs or DEFAULT_PCIE_GBS) * 1e9
@@ -138,7 +139,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         memory_bytes=memory_bytes,
         bandwidth=bandwidth,
         transfer_s=transfer_s,
-        sync_s=sync_s,
+        sync_latency_s=micro_batches * sync_latency_s,
+        sync_data_s=micro_batches * sync_data_s,
         flash_attn=system.flash_attn,
         quantized=system.quant.kind != "dense",
         moe_layers=profile.expert_layers,
@@ -152,7 +154,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     compute_s = (f.dense_flops * matmul_cost + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
     memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0))
     fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
-    transfer_s = f.transfer_s + f.sync_s * p.sync_factor
+    transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops)
 
 

@@ -11,6 +11,7 @@ import pytest
 from engine import estimate
 from engine.decode import run_features, step_time_from
 from engine.params import with_overrides
+from engine.parallel import split_sync_parts
 from engine.system import build_system
 
 CARD = {"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
@@ -158,3 +159,20 @@ def test_batched_steps_pay_a_per_layer_launch_cost_single_token_steps_do_not():
         added = step_time_from(features, more).fixed_s - step_time_from(features, params).fixed_s
         assert added == pytest.approx(expected * features.clock_factor, abs=1e-12), batch
 
+
+
+def test_split_syncs_are_latency_in_decode_and_data_in_prefill():
+    """engine/parallel.py: a decode step's all-reduces carry a few KB (latency bound), a prefill
+    micro-batch's carry MBs (bandwidth bound); sync_factor and sync_data_factor scale the two."""
+    system = build_system({**CARD, "model": "llama-3.1-70b", "gpus": 2, "split": "tensor"})
+    decode_latency, decode_data = split_sync_parts(system, 1)
+    prefill_latency, prefill_data = split_sync_parts(system, 512)
+    assert decode_latency > 10 * decode_data
+    assert prefill_data > 5 * prefill_latency
+    assert prefill_latency == decode_latency  # the same number of syncs, whatever their size
+    params = system.params.params
+    features = run_features(system, 0, 128)
+    base = step_time_from(features, params).sync_s
+    assert base == pytest.approx(decode_latency * params.sync_factor + decode_data * params.sync_data_factor)
+    doubled = step_time_from(features, with_overrides(params, sync_data_factor=2 * params.sync_data_factor)).sync_s
+    assert doubled - base == pytest.approx(decode_data * params.sync_data_factor)
