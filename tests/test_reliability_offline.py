@@ -32,14 +32,15 @@ READY_B = "Engine ready, build B ("
 #: Collects every Content-Security-Policy violation of each document (init scripts run first).
 RECORD_CSP = """document.addEventListener("securitypolicyviolation", (e) => { (window.__cspViolations ||= []).push(`${e.violatedDirective} ${e.blockedURI}`); });"""
 #: The active service worker's cache: its name and what it holds (path -> integrity of the bytes).
-CACHE_STATE = """async () => {
+CACHE_STATE = """async (expected) => {
   const registration = await navigator.serviceWorker.getRegistration();
   const active = registration?.active?.state === "activated";
   const workers = ["installing", "waiting", "active"].map((key) => `${key}: ${registration?.[key]?.state}`).join(", ");
   const names = await caches.keys();
   const held = {};
-  // Only a lone cache is opened: opening one the service worker is deleting would re-create it.
-  for (const name of names.length === 1 ? names : []) {
+  // Only the awaited cache is opened, and only once it is alone: opening one the new service
+  // worker is deleting (the previous build's, between keys() and open()) would re-create it.
+  for (const name of names.length === 1 && names[0] === expected ? names : []) {
     const cache = await caches.open(name);
     for (const request of await cache.keys()) {
       const bytes = await (await cache.match(request)).arrayBuffer();
@@ -124,7 +125,7 @@ def wait_for_cache(page, cache: str, files: dict, timeout_s: float = 90) -> dict
     expected = {f"{cache} {path}": digest for path, digest in files.items()}
     state = {}
     for _ in range(int(timeout_s * 2)):
-        state = page.evaluate(CACHE_STATE)
+        state = page.evaluate(CACHE_STATE, cache)
         if state["active"] and state["names"] == [cache] and state["held"] == expected:
             return state
         page.wait_for_timeout(500)
