@@ -596,20 +596,27 @@ def unsloth_dynamic_types(
     too (``dense_hybrid_upgrade_type``: UD-Q8_K_XL, 33.3 GiB for Qwen3.6-27B in llama-bench),
     they go to that type. The errors against published file sizes are in data/quants.toml.
     """
-    base = llama_cpp_types(arch, base_ftype)
     hybrid = has_linear_attention(arch)
+    if arch.is_moe:
+        target, sensitive = (hybrid_upgrade_type if hybrid else upgrade_type), _is_attention_or_shared
+    elif hybrid and dense_hybrid_upgrade_type:
+        target, sensitive = dense_hybrid_upgrade_type, _is_attention_or_shared
+    else:
+        target, sensitive = upgrade_type, _is_embedding_or_head
     out = []
-    for t, chosen in zip(arch.tensors, base):
-        if arch.is_moe or (hybrid and dense_hybrid_upgrade_type):
-            target = (hybrid_upgrade_type if arch.is_moe else dense_hybrid_upgrade_type) if hybrid else upgrade_type
-            raised = _is_attention(t) or _is_shared_expert(t)
-        else:
-            target = upgrade_type
-            raised = t.name in ("token_embd", "output")
-        if raised and storage(chosen).quantized and _bits(target) > _bits(chosen) and _fits(t, target):
+    for t, chosen in zip(arch.tensors, llama_cpp_types(arch, base_ftype)):
+        if sensitive(t) and storage(chosen).quantized and _bits(target) > _bits(chosen) and _fits(t, target):
             chosen = target
         out.append(chosen)
     return tuple(out)
+
+
+def _is_attention_or_shared(t: Tensor) -> bool:
+    return _is_attention(t) or _is_shared_expert(t)
+
+
+def _is_embedding_or_head(t: Tensor) -> bool:
+    return t.name in ("token_embd", "output")
 
 
 # --------------------------------------------------------------------------------------------

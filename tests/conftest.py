@@ -8,6 +8,8 @@ import http.server
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,18 +54,30 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextmanager
+def serving(handler) -> Iterator[http.server.ThreadingHTTPServer]:
+    """An HTTP server for ``handler`` on an unused loopback port, in a thread, for the block."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def loopback_url(server: http.server.HTTPServer) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
 @pytest.fixture(scope="session")
 def site_url(built_site) -> str:
     """The built site served on an unused loopback port."""
     import build
 
     handler = functools.partial(type("H", (_Handler, build.QuietHandler), {}), directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serving(handler) as server:
+        yield loopback_url(server) + "/"
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 import time
 
 import pytest
 
+from conftest import loopback_url, serving
 from engine.models import load_models
 from engine.view import estimate_view
 from pagekit import call_engine, page_view, query, settle, show, value
@@ -63,6 +63,7 @@ def test_the_picked_device_and_model_link_to_their_sources(app):
         tab.close()
     show(page, query(hw="custom"))
     assert page.locator('[data-testid="hardware-sources-link"]').count() == 0
+    show(page)
 
 
 def test_every_picker_item_gets_the_engines_fit_mark(app):
@@ -239,12 +240,8 @@ class FakeServer(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def fake_server():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeServer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(FakeServer) as server:
+        yield loopback_url(server)
 
 
 def test_measure_a_local_server_beside_the_prediction(app, fake_server):

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import json
 import os
 import re
 import shutil
-import threading
+from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 
 import build
-from conftest import BOOT_TIMEOUT_MS
+from conftest import BOOT_TIMEOUT_MS, loopback_url, serving
 from engine.view import estimate_view, view_from_query
 from pagekit import settle
 
@@ -96,28 +96,23 @@ def build_b(built_site, tmp_path, monkeypatch):
     return out
 
 
-class SwitchableServer:
-    """A static server whose folder can be swapped, like a host receiving a new deployment."""
+@contextmanager
+def switchable_server(root):
+    """A static server whose folder (``.root``) can be swapped, like a host receiving a new
+    deployment."""
+    state = SimpleNamespace(root=root, url="")
 
-    def __init__(self, root):
-        self.root = root
-        outer = self
+    class Handler(build.QuietHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(state.root), **kwargs)
 
-        class Handler(build.QuietHandler):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, directory=str(outer.root), **kwargs)
+        def log_message(self, *args):
+            pass
 
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.handle_error = lambda *args: None  # navigations cut downloads short
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    with serving(Handler) as server:
+        server.handle_error = lambda *args: None  # navigations cut downloads short
+        state.url = loopback_url(server) + "/"
+        yield state
 
 
 def wait_for_cache(page, cache: str, files: dict, timeout_s: float = 90) -> dict:
@@ -151,43 +146,42 @@ def test_offline_after_one_visit_then_a_new_deployment_replaces_it_whole(browser
     assert cache_a != cache_b and files_a["index.html"] != files_b["index.html"]
     # Build B's scripts live under another content-addressed folder than build A's.
     assert {f for f in files_b if f.startswith("assets/")}.isdisjoint(files_a)
-    server = SwitchableServer(built_site)
-    context = browser.new_context()
-    context.add_init_script(RECORD_CSP)
-    page = context.new_page()
-    try:
-        # One visit online: numbers, then the service worker fills its cache with build A.
-        page.goto(server.url + QUERY)
-        decode = boot_and_check(page)
-        assert decode == pytest.approx(estimate_view(view_from_query(QUERY))["estimate"]["decode_tps"], rel=1e-9)
-        wait_for_cache(page, cache_a, files_a)
+    with switchable_server(built_site) as server:
+        context = browser.new_context()
+        context.add_init_script(RECORD_CSP)
+        page = context.new_page()
+        try:
+            # One visit online: numbers, then the service worker fills its cache with build A.
+            page.goto(server.url + QUERY)
+            decode = boot_and_check(page)
+            assert decode == pytest.approx(estimate_view(view_from_query(QUERY))["estimate"]["decode_tps"], rel=1e-9)
+            wait_for_cache(page, cache_a, files_a)
 
-        # Offline: the same link loads, boots the engine from the cache and computes.
-        context.set_offline(True)
-        page.reload()
-        boot_and_check(page, decode)
-        assert page.evaluate("() => location.search") == QUERY
-        assert page.evaluate("() => navigator.serviceWorker.controller !== null")
+            # Offline: the same link loads, boots the engine from the cache and computes.
+            context.set_offline(True)
+            page.reload()
+            boot_and_check(page, decode)
+            assert page.evaluate("() => location.search") == QUERY
+            assert page.evaluate("() => navigator.serviceWorker.controller !== null")
 
-        # A new deployment: the next online visit shows build B's page and scripts at once...
-        context.set_offline(False)
-        server.root = build_b
-        page.reload()
-        boot_and_check(page, decode)
-        assert TAGLINE_B in page.inner_text(".tagline")
-        assert READY_B in page.inner_text('[data-testid="engine-status"]')
-        # ...and its service worker replaces build A's cache with build B's, byte for byte.
-        wait_for_cache(page, cache_b, files_b)
+            # A new deployment: the next online visit shows build B's page and scripts at once...
+            context.set_offline(False)
+            server.root = build_b
+            page.reload()
+            boot_and_check(page, decode)
+            assert TAGLINE_B in page.inner_text(".tagline")
+            assert READY_B in page.inner_text('[data-testid="engine-status"]')
+            # ...and its service worker replaces build A's cache with build B's, byte for byte.
+            wait_for_cache(page, cache_b, files_b)
 
-        # Offline again: build B, whole.
-        context.set_offline(True)
-        page.reload()
-        boot_and_check(page, decode)
-        assert TAGLINE_B in page.inner_text(".tagline")
-        assert READY_B in page.inner_text('[data-testid="engine-status"]')
-    finally:
-        context.close()
-        server.close()
+            # Offline again: build B, whole.
+            context.set_offline(True)
+            page.reload()
+            boot_and_check(page, decode)
+            assert TAGLINE_B in page.inner_text(".tagline")
+            assert READY_B in page.inner_text('[data-testid="engine-status"]')
+        finally:
+            context.close()
 
 
 def test_the_cache_name_follows_the_content_and_nothing_else(built_site, tmp_path):
