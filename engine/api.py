@@ -13,6 +13,7 @@ from .catalog import GB
 from .decode import ceiling_tps, run_mean_step, step_at
 from .errors import EngineInputError
 from .measured import find
+from .parallel import link
 from .memory import MemoryNeed
 from .prefill import prefill_time
 from .speculative import check_draft, plan
@@ -153,6 +154,7 @@ def estimate(request: dict) -> dict:
             "fixed_s": mean_step.fixed_s,
             "host_s": mean_step.host_s,
             "sync_s": mean_step.sync_s,
+            "interconnect": link(system)[0] if system.gpus > 1 else None,
             "step_s": mean_step.total_s,
             "memory_bound": mean_step.memory_bound,
             "empty_context_tps": 1.0 / empty_step.total_s,

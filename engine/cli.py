@@ -36,6 +36,9 @@ def _add_estimate(sub) -> None:
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (1)")
     p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1)")
     p.add_argument("--split", choices=SPLITS, default="layer", help="how several devices share the model")
+    p.add_argument("--nvlink", action="store_true", default=None, help="NVLink bridges are fitted between the cards")
+    p.add_argument("--slot-pcie-gen", type=int, help="PCIe generation of the slots/risers (default: the card's)")
+    p.add_argument("--slot-pcie-lanes", type=int, help="PCIe lanes of the slots/risers (default: the card's)")
     p.add_argument("--gpu-layers", type=float, help="fraction of layers on the GPU, 0..1 (default: all that fit)")
     p.add_argument("--expert-offload", action="store_true", help="routed experts in system RAM (--n-cpu-moe)")
     p.add_argument("--kv-quant", default="f16", help="KV cache type: f16, q8_0, q4_0 (f16)")
@@ -84,6 +87,9 @@ def _request(args) -> dict:
         "batch": args.batch,
         "gpus": args.gpus,
         "split": args.split,
+        "nvlink": args.nvlink,
+        "slot_pcie_gen": args.slot_pcie_gen,
+        "slot_pcie_lanes": args.slot_pcie_lanes,
         "gpu_layers": args.gpu_layers,
         "expert_offload": args.expert_offload,
         "kv_quant": args.kv_quant,

@@ -157,7 +157,7 @@ def step_features(
         attention_flops *= 1 - host_share
         matmul_flops *= 1 - host_share
 
-    parallel_cards = system.gpus if system.options.split != "layer" else 1
+    cards = parallel_cards(system)
     device, backend = system.device, system.backend
     threads = system.cpu_threads if backend == "cpu" else 0
     flops_rate = thread_limited_flops(device, threads) if threads else vector_flops(device, backend)
@@ -174,8 +174,8 @@ def step_features(
         device_kv_bytes=kv_read - host_kv,
         device_matmul_flops=matmul_flops,
         device_attention_flops=attention_flops,
-        bandwidth=bandwidth_bytes_s(device, backend) * parallel_cards,
-        flops_rate=flops_rate * parallel_cards,
+        bandwidth=bandwidth_bytes_s(device, backend) * cards,
+        flops_rate=flops_rate * cards,
         layers=arch.layers,
         host_dense_bytes=host_dense,
         host_expert_bytes=host_experts,
@@ -244,8 +244,15 @@ def run_mean_step(system: System, start: int, count: int, batch: int = 1) -> Ste
     return step_time_from(run_features(system, start, count, batch), system.params.params, system.host_params.params)
 
 
+def parallel_cards(system: System) -> int:
+    """Cards that read a step's weights at the same time: all of them under a row or tensor
+    split, one at a time under a layer split."""
+    return system.gpus if system.options.split != "layer" else 1
+
+
 def ceiling_tps(system: System) -> float:
     """The bandwidth ceiling of physics.md section 1: all weights read at the peak bandwidth,
-    nothing else (no KV, no overhead). What the seeds call 'the formula'."""
-    bandwidth = bandwidth_bytes_s(system.device, system.backend)
+    nothing else (no KV, no overhead). What the seeds call 'the formula'. Row and tensor splits
+    read every layer on all cards at once, so their ceiling is the cards' summed bandwidth."""
+    bandwidth = bandwidth_bytes_s(system.device, system.backend) * parallel_cards(system)
     return bandwidth / system.profile.read_per_token(distinct_expert_fraction(system.arch, 1))

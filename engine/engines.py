@@ -13,6 +13,7 @@ from .hardware import BACKENDS
 SCHEMA = (
     Field("name", str, required=True),
     Field("base", str),
+    Field("serves_for", str),
     Field("backends", list, required=True),
     Field("formats", list, required=True),
     Field("flash_attn_default", bool, required=True),
@@ -33,6 +34,10 @@ class Engine:
     aliases: tuple[str, ...]
     source: str
     base: str = ""
+    #: An engine another engine hands some formats to (Ollama runs MLX weights through MLX on
+    #: Macs): asking for ``serves_for`` with one of this engine's formats on one of its backends
+    #: runs this engine.
+    serves_for: str = ""
     notes: str = ""
 
     def lineage(self) -> tuple[str, ...]:
@@ -64,6 +69,8 @@ def load_engines() -> dict[str, Engine]:
     for engine in engines.values():
         if engine.base and engine.base not in engines:
             raise CatalogError(f"engine {engine.id!r}: base {engine.base!r} is not an engine")
+        if engine.serves_for and engine.serves_for not in engines:
+            raise CatalogError(f"engine {engine.id!r}: serves_for {engine.serves_for!r} is not an engine")
     return engines
 
 
@@ -74,3 +81,12 @@ def engine_index() -> AliasIndex:
         for name in (engine.id, engine.name, *engine.aliases):
             index.add(name, engine.id)
     return index
+
+
+def engine_for_format(engine: Engine, backend: str, format_kind: str) -> Engine:
+    """The engine that really runs ``format_kind`` when ``engine`` is asked for on ``backend``:
+    itself, or the engine it hands that format to there (``serves_for``)."""
+    for other in load_engines().values():
+        if other.serves_for == engine.id and backend in other.backends and format_kind in other.formats:
+            return other
+    return engine

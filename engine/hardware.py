@@ -51,6 +51,8 @@ SCHEMA = (
     Field("pcie_gen", int, lo=1, hi=7),
     Field("pcie_lanes", int, lo=1, hi=32),
     Field("nvlink_gbs", float, lo=1, hi=10000),
+    Field("nvlink_cards", int, lo=2, hi=576),
+    Field("nvlink_bridge", bool),
     Field("tdp_w", float, lo=1, hi=5000),
     Field("launch_price_usd", float, lo=10, hi=1_000_000),
     Field("launch_year", int, lo=2010, hi=2027),
@@ -101,6 +103,11 @@ class Device:
     pcie_gen: int | None = None
     pcie_lanes: int | None = None
     nvlink_gbs: float | None = None
+    #: The most cards one NVLink domain joins (2 for a bridge pair, 8 on an HGX board's NVSwitch).
+    nvlink_cards: int | None = None
+    #: The link is a bridge, an accessory fitted or not (GeForce, RTX A-series, PCIe data-centre
+    #: cards), rather than built into the board (SXM modules on NVSwitch).
+    nvlink_bridge: bool = False
     tdp_w: float | None = None
     launch_price_usd: float | None = None
     launch_year: int | None = None
@@ -151,6 +158,12 @@ def _check_bandwidth_arithmetic(entry_id: str, raw: dict) -> None:
         )
 
 
+def _check_nvlink(entry_id: str, raw: dict) -> None:
+    """An NVLink speed needs the size of its domain, and the reverse."""
+    if ("nvlink_gbs" in raw) != ("nvlink_cards" in raw) or ("nvlink_bridge" in raw and "nvlink_gbs" not in raw):
+        raise CatalogError(f"hardware {entry_id!r}: give nvlink_gbs and nvlink_cards together (nvlink_bridge only with them)")
+
+
 def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
     """One (id, entry) per memory size."""
     has_single = "memory_gib" in raw
@@ -184,6 +197,7 @@ def load_hardware() -> dict[str, Device]:
     for entry_id, (raw, _file) in read_toml_tables(DATA_DIR / "hardware", "hardware").items():
         validate_entry("hardware", entry_id, raw, SCHEMA)
         _check_bandwidth_arithmetic(entry_id, raw)
+        _check_nvlink(entry_id, raw)
         for variant_id, variant in _variants(entry_id, raw):
             if variant_id in devices:
                 raise CatalogError(f"duplicate hardware id {variant_id!r}")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .hardware import PCIE_GBS_PER_LANE
+
 if TYPE_CHECKING:
     from .system import System
 
@@ -37,13 +39,38 @@ SYNCS_PER_LAYER = {"tensor": 2, "row": 7}
 ACTIVATION_BYTES = 2
 
 
-def link(system: System) -> tuple[str, float, float]:
-    """(name, bandwidth bytes/s, latency s) of the link between the cards."""
+#: A card whose PCIe link is not stated is taken as PCIe 4.0 x16.
+DEFAULT_PCIE_GEN = 4
+DEFAULT_PCIE_LANES = 16
+
+
+def pcie_link(system: System) -> tuple[int, int, float]:
+    """(generation, lanes, bytes/s per direction) of each card's host link: the card's own PCIe
+    link, narrowed by the slots or risers it sits in when the request states them (a x16 card in
+    a x4 riser runs x4; a gen-4 card in a gen-3 board runs gen 3)."""
+    device, options = system.device, system.options
+    gen = min(device.pcie_gen or DEFAULT_PCIE_GEN, options.slot_pcie_gen or 99)
+    lanes = min(device.pcie_lanes or DEFAULT_PCIE_LANES, options.slot_pcie_lanes or 99)
+    return gen, lanes, PCIE_GBS_PER_LANE[gen] * lanes * 1e9
+
+
+def uses_nvlink(system: System) -> bool:
+    """Whether the cards' collectives run over NVLink. Built-in links (SXM modules on an NVSwitch
+    board) always do, up to the domain's size. Bridges are accessories: they count only when the
+    request says they are fitted, and they join pairs (4 on H200 NVL), so with more cards than a
+    bridge joins the ring crosses PCIe and the slowest hop sets the pace."""
     device = system.device
-    if device.nvlink_gbs:
-        return "NVLink", device.nvlink_gbs / 2 * 1e9, SYNC_LATENCY_NVLINK_S
-    pcie = device.pcie_gbs or 16 * 1.969  # PCIe 4.0 x16 when unknown
-    return f"PCIe {device.pcie_gen or 4}.0", pcie * 1e9, SYNC_LATENCY_PCIE_S
+    if not device.nvlink_gbs or system.gpus > (device.nvlink_cards or 0):
+        return False
+    return bool(system.options.nvlink) if device.nvlink_bridge else system.options.nvlink is not False
+
+
+def link(system: System) -> tuple[str, float, float]:
+    """(name, bandwidth bytes/s, latency s) of the link the cards exchange activations over."""
+    if uses_nvlink(system):
+        return "NVLink", system.device.nvlink_gbs / 2 * 1e9, SYNC_LATENCY_NVLINK_S
+    gen, lanes, bandwidth = pcie_link(system)
+    return f"PCIe {gen}.0 x{lanes}", bandwidth, SYNC_LATENCY_PCIE_S
 
 
 def split_sync_parts(system: System, tokens: int) -> tuple[float, float]:

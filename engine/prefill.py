@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from .kvcache import attention_flops, kv_read_elements
-from .parallel import split_sync_parts
+from .parallel import pcie_link, split_sync_parts
 from .params import BackendParams
 from .roofline import bandwidth_bytes_s, core_share, matmul_flops
 from .system import System
@@ -35,8 +35,6 @@ from .weights import distinct_expert_fraction
 
 #: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
 PCIE_EFFICIENCY = 0.8
-#: A card whose link is not in the catalog: PCIe 4.0 x16, GB/s per direction.
-DEFAULT_PCIE_GBS = 16 * 1.969
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens_per_ubatch) if split != "layer" else (0.0, 0.0)
     transfer_s = 0.0
     if placement.offloaded:
-        pcie = (system.device.pcie_gbs or DEFAULT_PCIE_GBS) * 1e9
+        pcie = pcie_link(system)[2]
         transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
     return PrefillFeatures(
         dense_flops=dense_flops,

@@ -18,6 +18,10 @@ gen_tokens         tokens to generate                                         12
 batch              concurrent sequences                                       1
 gpus               identical devices used together                            1
 split              ``layer``, ``row`` or ``tensor``                           ``layer``
+nvlink             NVLink bridges fitted between the cards (bridged models)   None = built-in
+                                                                              links only
+slot_pcie_gen      PCIe generation of the slots/risers the cards sit in       the card's
+slot_pcie_lanes    PCIe lanes of those slots                                  the card's
 gpu_layers         fraction of layers on the GPU (0..1); None = all that fit  None
 expert_offload     routed experts in system RAM (llama.cpp ``--n-cpu-moe``)  False
 kv_quant           ``f16``, ``q8_0``, ``q4_0`` ...                            ``f16``
@@ -59,6 +63,9 @@ DEFAULTS = {
     "batch": 1,
     "gpus": 1,
     "split": "layer",
+    "nvlink": None,
+    "slot_pcie_gen": None,
+    "slot_pcie_lanes": None,
     "gpu_layers": None,
     "expert_offload": False,
     "kv_quant": "f16",
@@ -131,6 +138,9 @@ class Options:
     batch: int
     gpus: int
     split: str
+    nvlink: bool | None
+    slot_pcie_gen: int | None
+    slot_pcie_lanes: int | None
     gpu_layers: float | None
     expert_offload: bool
     kv_quant: str
@@ -172,6 +182,9 @@ def parse_options(request: dict) -> Options:
         batch=_int_field(merged, "batch", 1, MAX_BATCH),
         gpus=_int_field(merged, "gpus", 1, MAX_GPUS),
         split=_choice_field(merged, "split", SPLITS),
+        nvlink=_bool_field(merged, "nvlink", allow_none=True),
+        slot_pcie_gen=None if merged["slot_pcie_gen"] is None else _int_field(merged, "slot_pcie_gen", 1, 6),
+        slot_pcie_lanes=None if merged["slot_pcie_lanes"] is None else _int_field(merged, "slot_pcie_lanes", 1, 16),
         gpu_layers=_float_field(merged, "gpu_layers", 0.0, 1.0),
         expert_offload=_bool_field(merged, "expert_offload"),
         kv_quant=merged["kv_quant"].lower(),

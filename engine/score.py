@@ -136,6 +136,12 @@ def row_request(row: dict) -> dict:
     ubatch = _note(notes, r"(?:n_ubatch=|-ub )(\d+)")
     if ubatch:
         request["ubatch"] = int(ubatch)
+    # Multi-card rigs that state their links (lotto: "PCIe 3.0 x16, no NVLink").
+    slot = re.search(r"PCIe (\d)\.0 x(\d+)", notes)
+    if slot and request["gpus"] > 1:
+        request["slot_pcie_gen"], request["slot_pcie_lanes"] = int(slot.group(1)), int(slot.group(2))
+    if re.search(r"\bno NVLink\b", notes):
+        request["nvlink"] = False
     nbatch = _note(notes, r"\bn_batch=(\d+)")
     if nbatch:
         request["nbatch"] = int(nbatch)

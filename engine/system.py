@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .arch import Architecture, architecture_from_config
-from .engines import Engine, engine_index, load_engines
+from .engines import Engine, engine_for_format, engine_index, load_engines
 from .errors import EngineInputError
 from .hardware import BACKENDS, Device, hardware_index, load_hardware
 from .memory import (
@@ -241,6 +241,16 @@ def _pick_backend(requested: str | None, device: Device, engine: Engine) -> str:
     return backend
 
 
+def _check_links(options: Options, device: Device) -> None:
+    """Link options that describe something the device cannot have."""
+    if options.nvlink and not device.nvlink_gbs:
+        raise EngineInputError(f"{device.name} has no NVLink; leave nvlink unset", field="nvlink")
+    if options.slot_pcie_lanes is not None and options.slot_pcie_lanes not in (1, 2, 4, 8, 16):
+        raise EngineInputError(f"slot_pcie_lanes must be 1, 2, 4, 8 or 16, got {options.slot_pcie_lanes}", field="slot_pcie_lanes")
+    if device.kind != "gpu" and (options.slot_pcie_gen or options.slot_pcie_lanes):
+        raise EngineInputError(f"{device.name} is not a PCIe card; leave the slot's PCIe link unset", field="slot_pcie_gen")
+
+
 def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     """Resolve and cross-check a request (see request.py for its keys). ``reserve_bytes`` of
     accelerator memory are kept free (for a draft model) when placing the weights."""
@@ -263,10 +273,12 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     if quant.kind not in engine.formats:
         raise EngineInputError(f"{engine.name} cannot load {quant.name} weights ({quant.kind})", field="quant")
     backend = _pick_backend(request.get("backend"), device, engine)
+    engine = engine_for_format(engine, backend, quant.kind)
     if options.kv_quant not in KV_TYPES:
         raise EngineInputError(f"kv_quant must be one of {', '.join(KV_TYPES)}, got {options.kv_quant!r}", field="kv_quant")
     if options.gpus > 1 and device.kind != "gpu":
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
+    _check_links(options, device)
     host = None
     if device.kind == "gpu":
         host = resolve_device(options.host or DEFAULT_HOST)

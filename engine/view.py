@@ -25,6 +25,9 @@ from .request import KNOWN_KEYS, SPLITS, WORKLOADS, parse_options
 #: question; 600 keeps the thinking phase visible without dwarfing the answer.
 DEFAULT_THINK_TOKENS = 600
 
+#: PCIe slots (or risers) a view can name, as (generation, lanes); "card" = the card's own link.
+SLOTS = {"card": (None, None), "5x16": (5, 16), "4x16": (4, 16), "4x8": (4, 8), "4x4": (4, 4), "3x16": (3, 16), "3x8": (3, 8), "3x4": (3, 4), "3x1": (3, 1)}
+
 #: View keys, their defaults and meaning. The page reads this table (rendered into it by the
 #: build) to parse and write its URL; ``kind`` names the validator (state.js).
 VIEW_FIELDS = {
@@ -38,6 +41,8 @@ VIEW_FIELDS = {
     "kv": {"default": "f16", "kind": "choice", "choices": list(KV_TYPES), "doc": "KV-cache type"},
     "gpus": {"default": 1, "kind": "int", "min": 1, "max": 16, "doc": "identical devices used together"},
     "split": {"default": "layer", "kind": "choice", "choices": list(SPLITS), "doc": "how several devices share the model"},
+    "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "doc": "NVLink bridges fitted between the cards (bridged models only)"},
+    "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
     "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
     "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
     "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
@@ -181,6 +186,21 @@ def _speculative(v: dict) -> dict:
     return {}
 
 
+def _links(v: dict) -> dict:
+    """The slot and bridge settings, for the devices they describe: a slot for PCIe cards, a
+    bridge for bridged cards used together. A race lane on a Mac keeps the main view's link
+    settings without an error; they do not apply to it."""
+    if v["hw"] == "custom":
+        card, bridged = v["hw_kind"] == "gpu", False
+    else:
+        from .hardware import load_hardware
+
+        device = load_hardware().get(v["hw"])
+        card, bridged = device is not None and device.kind == "gpu", device is not None and device.nvlink_bridge
+    gen, lanes = SLOTS[v["slot"]] if card else (None, None)
+    return {"slot_pcie_gen": gen, "slot_pcie_lanes": lanes, "nvlink": bridged and v["gpus"] > 1 and v["nvlink"] == "yes"}
+
+
 def _placement(v: dict) -> dict:
     if v["offload"] == "layers":
         return {"gpu_layers": v["gpu_pct"] / 100}
@@ -253,6 +273,7 @@ def request_for_view(view: dict) -> dict:
         "kv_quant": v["kv"] if v["kv"] != "f16" else None,
         "gpus": v["gpus"] if v["gpus"] > 1 else None,
         "split": v["split"] if v["gpus"] > 1 and v["split"] != "layer" else None,
+        **_links(v),
         "batch": v["batch"] if v["batch"] > 1 else None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
         **_placement(v),
@@ -442,6 +463,8 @@ CLI_FLAGS = {
     "batch": "--batch",
     "gpus": "--gpus",
     "split": "--split",
+    "slot_pcie_gen": "--slot-pcie-gen",
+    "slot_pcie_lanes": "--slot-pcie-lanes",
     "gpu_layers": "--gpu-layers",
     "kv_quant": "--kv-quant",
     "draft": "--draft",
@@ -450,7 +473,7 @@ CLI_FLAGS = {
     "reasoning_tokens": "--reasoning",
 }
 #: Flags for request keys that are switches.
-CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp"}
+CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp", "nvlink": "--nvlink"}
 
 
 def _check_request(request: dict) -> None:

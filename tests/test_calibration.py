@@ -85,3 +85,22 @@ def test_engine_specific_parameters_come_from_the_engine_line_not_the_backend():
     assert backends["llama-cpp-legacy/cuda"]["params"]["t_layer_batched_s"] == pytest.approx(llama["params"]["t_layer_batched_s"], rel=0.01)
     assert backends["vllm/cuda"]["params"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
     assert fit["population"]["cuda"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
+
+
+@pytest.mark.parametrize(
+    "notes, n_devices, expected",
+    [
+        ("4x RTX 3090 rig, PCIe 3.0 x16, no NVLink, EPYC 7642 host", "4", {"slot_pcie_gen": 3, "slot_pcie_lanes": 16, "nvlink": False}),
+        ("4x RTX 3090 rig, PCIe 3.0 x16, no NVLink", "1", {"nvlink": False}),
+        ("build 1691 (0e18b2e)", "2", {}),
+    ],
+)
+def test_a_rig_that_states_its_links_is_scored_with_them(notes, n_devices, expected):
+    """Row conditions the sources state are inputs (score.py): the slot link of a multi-card rig
+    and an absent NVLink bridge; a row that states nothing keeps the defaults."""
+    from engine.score import row_request
+
+    row = {"hardware": "RTX 3090", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "engine": "llama.cpp",
+           "backend": "cuda", "n_devices": n_devices, "split_mode": "row", "notes": notes}
+    request = row_request(row)
+    assert {k: request[k] for k in ("slot_pcie_gen", "slot_pcie_lanes", "nvlink") if k in request} == expected

@@ -65,6 +65,10 @@ def test_unknown_name_lists_closest_matches():
         ({"gpu_layers": 1.5}, "gpu_layers"),
         ({"kv_quant": "q3_x"}, "kv_quant"),
         ({"split": "diagonal"}, "split"),
+        ({"nvlink": True, "gpus": 2}, "nvlink"),
+        ({"nvlink": "yes"}, "nvlink"),
+        ({"slot_pcie_gen": 7}, "slot_pcie_gen"),
+        ({"slot_pcie_lanes": 3}, "slot_pcie_lanes"),
         ({"bogus": 1}, "bogus"),
         ({"quant": "Q9_Z"}, "quant"),
         ({"model": {"config": {"model_type": "nonsense"}}}, "config"),
@@ -148,3 +152,15 @@ def test_cli_takes_custom_hardware_and_a_config_file(tmp_path):
     assert data["decode_tps"] == pytest.approx(same["decode_tps"], rel=1e-12)
     bad = run_cli("estimate", "--hardware-json", "{not json", "--model", "llama-3.1-8b", "--quant", "Q4_K_M")
     assert bad.returncode == 2 and "not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ollama_hands_mlx_weights_to_its_mlx_engine_on_macs_only():
+    """engines.toml serves_for: Ollama 0.19+ runs its int4/nvfp4 tags through MLX on Apple
+    Silicon (its own calibration key, borrowing from mlx-lm), GGUF tags through GGML."""
+    mac = {"hardware": "Apple M3 Max 64GB", "model": "qwen3.6-27b", "engine": "ollama"}
+    assert estimate({**mac, "quant": "NVFP4"})["engine"] == "Ollama (MLX engine)"
+    assert estimate({**mac, "quant": "INT4"})["engine"] == "Ollama (MLX engine)"
+    assert estimate({**mac, "quant": "Q4_K_M"})["engine"] == "Ollama"
+    assert estimate({**mac, "quant": "Q4_K_M"})["calibration"].startswith("ollama/")
+    assert estimate({**mac, "quant": "NVFP4"})["calibration"].startswith("ollama-mlx/")
+    assert estimate({**mac, "hardware": "RTX 4090", "quant": "Q4_K_M"})["engine"] == "Ollama"

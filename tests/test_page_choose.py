@@ -118,6 +118,32 @@ def test_advanced_settings_reach_the_engine(app):
     show(page)
 
 
+def test_the_links_between_cards_reach_the_engine(app):
+    """Advanced: the PCIe slots and an NVLink bridge. The bridge choice is offered only where a
+    bridge exists (a 3090 pair), not on a 4090 or a single card; both reach the engine and the
+    check command, and the explain panel names the link."""
+    page, _log, _console = app
+    show(page, query(gpus=2, split="row"))
+    assert page.is_disabled('[data-testid="nvlink-select"]')  # RTX 4090: no NVLink
+    show(page, query(hw="rtx-3090"))
+    assert page.is_disabled('[data-testid="nvlink-select"]')  # one card
+    show(page, query(hw="rtx-3090", gpus=2, split="row"))
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    assert page.is_enabled('[data-testid="nvlink-select"]')
+    before = value(page, '.results [data-testid="decode-tps"]')
+    page.select_option('[data-testid="nvlink-select"]', "yes")
+    page.select_option('[data-testid="slot-select"]', "3x8")
+    page.wait_for_function("() => ['nvlink=yes', 'slot=3x8'].every(p => location.search.includes(p))")
+    assert_numbers_are_the_engines(page)
+    assert value(page, '.results [data-testid="decode-tps"]') > before  # NVLink beats PCIe
+    cli = page.inner_text('[data-testid="cli-line"]')
+    for flag in ("--nvlink", "--slot-pcie-gen 3", "--slot-pcie-lanes 8"):
+        assert flag in cli
+    assert estimate_view(page_view(page))["estimate"]["breakdown"]["interconnect"] == "NVLink"
+    assert "per token over NVLink" in page.inner_text('[data-testid="breakdown-decode"]')
+    show(page)
+
+
 def test_reverse_search_lists_the_engines_devices(app):
     page, _log, _console = app
     view = show(page, query(model="qwen3-32b"))

@@ -177,3 +177,31 @@ def test_split_syncs_are_latency_in_decode_and_data_in_prefill():
     assert base == pytest.approx(decode_latency * params.sync_factor + decode_data * params.sync_data_factor)
     doubled = step_time_from(features, with_overrides(params, sync_data_factor=2 * params.sync_data_factor)).sync_s
     assert doubled - base == pytest.approx(decode_data * params.sync_data_factor)
+
+
+def test_the_link_between_cards_is_what_the_rig_has():
+    """parallel.py: SXM modules always talk over NVLink; a bridge (3090, A6000, PCIe A100) is an
+    accessory, counted only when fitted and only for the pair it joins; the slots narrow PCIe.
+    The calibration rigs that state their links say "PCIe 3.0 x16, no NVLink" (lotto 4x3090)."""
+    pair = {"hardware": "rtx-3090", "model": "llama-3.1-8b", "quant": "Q4_K_M", "gpus": 2, "split": "row"}
+    plain = estimate(pair)
+    bridged = estimate({**pair, "nvlink": True})
+    assert plain["breakdown"]["interconnect"] == "PCIe 4.0 x16"
+    assert bridged["breakdown"]["interconnect"] == "NVLink"
+    assert bridged["decode_tps"] > 1.2 * plain["decode_tps"]
+    # Four cards with bridges: the bridges join pairs, so the ring still crosses PCIe.
+    four = {**pair, "gpus": 4}
+    assert estimate({**four, "nvlink": True})["decode_tps"] == estimate(four)["decode_tps"]
+    # An HGX board's NVSwitch is built in; saying it is absent falls back to PCIe.
+    hgx = {**pair, "hardware": "h100-sxm", "gpus": 4, "engine": "vllm", "quant": "AWQ-4bit", "split": "tensor"}
+    assert estimate(hgx)["breakdown"]["interconnect"] == "NVLink"
+    assert estimate({**hgx, "nvlink": False})["breakdown"]["interconnect"] == "PCIe 5.0 x16"
+    # Risers: a gen-3 x4 slot slows the row split's exchanges, not a layer split's decode.
+    riser = {"slot_pcie_gen": 3, "slot_pcie_lanes": 4}
+    assert estimate({**pair, **riser})["breakdown"]["interconnect"] == "PCIe 3.0 x4"
+    assert estimate({**pair, **riser, "prompt_tokens": 4096})["prefill_tps"] < 0.9 * estimate({**pair, "prompt_tokens": 4096})["prefill_tps"]
+    layer = {**pair, "split": "layer", "model": "llama-3.1-70b"}
+    assert estimate({**layer, **riser})["decode_tps"] == estimate(layer)["decode_tps"]
+    # Offloaded weights cross the slot too: prefill under offload slows in a narrow slot.
+    offload = {"hardware": "rtx-4090", "model": "llama-3.1-70b", "quant": "Q4_K_M", "prompt_tokens": 2048}
+    assert estimate({**offload, **riser})["prefill_tps"] < 0.8 * estimate(offload)["prefill_tps"]

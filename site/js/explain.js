@@ -29,7 +29,7 @@ function decodeRows(e) {
     ["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`],
   ];
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
-  if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token`]);
+  if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token over ${b.interconnect}`]);
   rows.push(["One decode step", `${fmt.duration(b.step_s)} → ${fmt.rate(e.decode_tps)} tok/s, ${b.memory_bound ? "limited by memory bandwidth" : "limited by compute"}`]);
   rows.push(["Ceiling", `${fmt.rate(e.decode_ceiling_tps)} tok/s if only the weights were read, at full bandwidth`]);
   rows.push(["At an empty context", `${fmt.rate(b.empty_context_tps)} tok/s (it slows as the chat grows)`]);

@@ -38,7 +38,7 @@ const MARK_CHUNK = 16;
 /** Under reduced motion the streamed text changes at most this often. */
 const REDUCED_MOTION_STEP_MS = 500;
 const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
-const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch"];
+const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch"];
 /** A boot still running after this long says so (a cold boot takes about 6 s on two slow cores). */
 const SLOW_BOOT_MS = 15000;
 /** The link notice names at most this many ignored settings, then counts the rest. */
@@ -93,6 +93,8 @@ const ui = {
     batch: $("#batch-input"),
     gpus: $("#gpus-input"),
     split: $("#split-select"),
+    slot: $("#slot-select"),
+    nvlink: $("#nvlink-select"),
     offload: $("#offload-select"),
     gpu_pct: $("#gpu-pct"),
     spec: $("#spec-select"),
@@ -255,10 +257,19 @@ const pickers = {
   }),
 };
 
+/** "4x8" -> "PCIe 4.0 x8"; "card" -> the card's own link. */
+function slotLabel(slot) {
+  if (slot === "card") return "as the card (x16)";
+  const [gen, lanes] = slot.split("x");
+  return `PCIe ${gen}.0 x${lanes}`;
+}
+
 function fillStaticPickers() {
   ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...catalog.engines.map((e) => el("option", { value: e.id }, e.name)));
   ui.answer.replaceChildren(...Object.entries(answers).map(([kind, a]) => el("option", { value: kind }, `${a.title} (${fmt.count(a.tokens.length)} tokens)`)));
   ui.adv.kv.replaceChildren(...viewFields.kv.choices.map((kv) => el("option", { value: kv }, kv === "f16" ? "f16 (default)" : kv)));
+  ui.adv.slot.replaceChildren(...viewFields.slot.choices.map((slot) => el("option", { value: slot }, slotLabel(slot))));
+  ui.adv.nvlink.replaceChildren(...viewFields.nvlink.choices.map((v) => el("option", { value: v }, v === "yes" ? "fitted" : "none (PCIe)")));
   const drafts = catalog.models.filter((m) => m.params_b <= 8);
   ui.adv.draft.replaceChildren(el("option", { value: "" }, "smallest of the same family"), ...drafts.map((m) => el("option", { value: m.id }, `${m.name} (${fmt.number(m.params_b, 1)}B)`)));
   for (const [label, count] of PROMPT_PRESETS) {
@@ -298,6 +309,11 @@ function showDependentFields() {
   ui.draftRow.hidden = view.spec === "off";
   ui.adv.draft.disabled = view.spec !== "draft";
   ui.adv.split.disabled = view.gpus < 2;
+  const card = devices.get(view.hw);
+  ui.adv.slot.disabled = view.hw === "custom" ? view.hw_kind !== "gpu" : card?.kind !== "gpu";
+  // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
+  // (SXM boards) needs no choice.
+  ui.adv.nvlink.disabled = !(card?.nvlink_bridge && view.gpus > 1 && view.gpus <= card.nvlink_cards);
   ui.promptText.textContent = answers[view.answer].prompt;
   for (const button of ui.presets.children) button.setAttribute("aria-pressed", String(Number(button.dataset.tokens) === view.prompt));
   const device = devices.get(view.hw);
