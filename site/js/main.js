@@ -309,14 +309,13 @@ function showDependentFields() {
   ui.draftRow.hidden = view.spec === "off";
   ui.adv.draft.disabled = view.spec !== "draft";
   ui.adv.split.disabled = view.gpus < 2;
-  const card = devices.get(view.hw);
-  ui.adv.slot.disabled = view.hw === "custom" ? view.hw_kind !== "gpu" : card?.kind !== "gpu";
+  const device = devices.get(view.hw);
+  ui.adv.slot.disabled = view.hw === "custom" ? view.hw_kind !== "gpu" : device?.kind !== "gpu";
   // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
   // (SXM boards) needs no choice.
-  ui.adv.nvlink.disabled = !(card?.nvlink_bridge && view.gpus > 1 && view.gpus <= card.nvlink_cards);
+  ui.adv.nvlink.disabled = !(device?.nvlink_bridge && view.gpus > 1 && view.gpus <= device.nvlink_cards);
   ui.promptText.textContent = answers[view.answer].prompt;
   for (const button of ui.presets.children) button.setAttribute("aria-pressed", String(Number(button.dataset.tokens) === view.prompt));
-  const device = devices.get(view.hw);
   ui.hardwareNote.replaceChildren(
     ...(device
       ? [
