@@ -2,7 +2,7 @@
 
 One step for ``batch`` sequences at ``context`` cached tokens (physics.md sections 1, 2, 5-7):
 
-    t = max(weights / (BW * eta_bw) + weights read * dequant_ops / FLOPS,
+    t = max(weights / (BW * eta_bw) + (weights read * dequant_ops + codebook weights * codebook_ops) / FLOPS,
             2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
       + t_token + ((t_layer + [B > 1] t_layer_batched) * layers + t_moe_layer_decode * MoE layers)
@@ -15,6 +15,10 @@ bound at long contexts, CPUs and big batches make the matmuls compute bound. Qua
 must be unpacked on the way in (``dequant_ops`` per weight, on the vector units), which does not
 overlap with the memory stream in practice: it is why a Q4_K_M model decodes at a smaller share
 of the bandwidth than its F16 original, most of all on GPUs with few FLOPS per byte (M1 Max).
+Weights stored as indices into a lattice codebook (IQ1-IQ3) cost ``codebook_ops`` more each: the
+unpacking gathers grid entries and applies sign bits, which SIMD CPU kernels do element by
+element (ik_llama.cpp discussion 164: on a Ryzen 7950X and an M2 Max CPU IQ3_S decodes slower
+than Q8_0, which reads twice its bytes).
 The per-layer overhead is a chain of tiny kernels whose duration is latency, i.e. GPU cycles, so
 it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``). A layer with
 routed experts runs more of them (router matmul, softmax and top-k, the expert gather, the
@@ -87,14 +91,19 @@ class StepFeatures:
     cpu_threads: int = 0
     #: Layers with routed experts (each runs the routing kernels).
     moe_layers: int = 0
+    #: Weights among device_dense_params / device_expert_params in a lattice-codebook type.
+    device_codebook_dense_params: float = 0.0
+    device_codebook_expert_params: float = 0.0
 
-    def weight_bytes(self, exponent: float) -> tuple[float, float, float]:
-        """(device bytes, host bytes, device weights) one step reads with routing ``exponent``."""
+    def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
+        """(device bytes, host bytes, device weights, device codebook weights) one step reads
+        with routing ``exponent``."""
         touched = expert_fraction(self.expert_share, self.batch, exponent)
         return (
             self.device_dense_bytes + self.device_expert_bytes * touched,
             self.host_dense_bytes + self.host_expert_bytes * touched,
             self.device_dense_params + self.device_expert_params * touched,
+            self.device_codebook_dense_params + self.device_codebook_expert_params * touched,
         )
 
 
@@ -137,6 +146,7 @@ def step_features(
     dense = profile.dense_read + profile.lookup_row * tokens
     experts = profile.experts
     dense_params, expert_params = float(profile.dense_read_params), float(profile.expert_params)
+    codebook_dense, codebook_experts = float(profile.dense_codebook_params), float(profile.expert_codebook_params)
     kv_read = batch * (kv_context_elements * system.kv_bytes_per_element + state_bytes(arch))
     matmul_flops = tokens * 2 * arch.params_active
     attention_flops = tokens * decode_attention_flops(arch, attention_context)
@@ -145,7 +155,7 @@ def step_features(
     device_share_params = 1.0
     if placement.experts_on_host:
         host_experts = experts
-        expert_params = 0.0
+        expert_params = codebook_experts = 0.0
         expert_share_of_active = profile.experts_read(distinct_expert_fraction(arch, 1)) / max(profile.read_per_token(distinct_expert_fraction(arch, 1)), 1.0)
         host_flops = matmul_flops * expert_share_of_active
         matmul_flops -= host_flops
@@ -193,18 +203,20 @@ def step_features(
         unified_memory=device.kind == "soc",
         cpu_threads=threads,
         moe_layers=system.profile.expert_layers,
+        device_codebook_dense_params=codebook_dense * device_share_params,
+        device_codebook_expert_params=codebook_experts * device_share_params,
     )
 
 
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
-    device_bytes, host_bytes, device_params = f.weight_bytes(p.moe_batch_exponent)
+    device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
     bandwidth = f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0)
     if f.cpu_threads:
         bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
     weights_s = device_bytes / bandwidth
     if f.quantized:
-        weights_s += device_params * p.dequant_ops / f.flops_rate
+        weights_s += (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)

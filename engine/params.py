@@ -57,6 +57,10 @@ class BackendParams:
     #: Vector operations to unpack one quantised weight in a decode step (scales, nibble
     #: shuffles, codebook look-ups), not overlapped with the memory stream.
     dequant_ops: float = 4.0
+    #: Further vector operations per weight stored as lattice-codebook indices (IQ1-IQ3: grid
+    #: look-ups and sign bits on top of the scale arithmetic). The prior says a look-up costs
+    #: about what the arithmetic does; only CPU rows identify it (no GPU row uses these types).
+    codebook_ops: float = 4.0
     #: Routing correlation of batched MoE decode: B sequences touch the experts B^exponent
     #: independent tokens would (1 = independent routing; weights.distinct_expert_fraction).
     moe_batch_exponent: float = 1.0

@@ -49,6 +49,10 @@ class Storage:
     matrix_bytes: float = 0.0
     quantized: bool = True
     pads: bool = False
+    #: Codes are indices into a lattice codebook (ggml's iq1s/iq2xxs/iq2xs/iq2s/iq3xxs/iq3s_grid
+    #: tables in ggml-common.h) plus sign bits: unpacking gathers table entries, which SIMD CPU
+    #: kernels cannot do as cheaply as shifting nibbles (decode.py, ``codebook_ops``).
+    codebook: bool = False
 
     @property
     def bits_per_weight(self) -> float:
@@ -63,8 +67,8 @@ class Storage:
         return rows * (row + self.row_bytes) + cols * self.col_bytes + self.matrix_bytes
 
 
-def _ggml(name: str, block: int, block_bytes: int, quantized: bool = True) -> Storage:
-    return Storage(name, block, block_bytes, quantized=quantized)
+def _ggml(name: str, block: int, block_bytes: int, quantized: bool = True, codebook: bool = False) -> Storage:
+    return Storage(name, block, block_bytes, quantized=quantized, codebook=codebook)
 
 
 #: ggml's tensor types: elements per block and bytes per block, from the block structs and their
@@ -88,13 +92,13 @@ GGML_TYPES: dict[str, Storage] = {
         _ggml("q5_K", 256, 2 + 2 + 12 + 256 // 8 + 256 // 2),  # = 176
         _ggml("q6_K", 256, 256 // 2 + 256 // 4 + 256 // 16 + 2),  # ql, qh, scales, d = 210
         _ggml("q8_K", 256, 4 + 256 + 256 // 16 * 2),  # float d, quants, int16 bsums = 292
-        _ggml("iq2_xxs", 256, 2 + 256 // 8 * 2),  # = 66
-        _ggml("iq2_xs", 256, 2 + 256 // 8 * 2 + 256 // 32),  # = 74
-        _ggml("iq2_s", 256, 2 + 256 // 4 + 256 // 16),  # = 82
-        _ggml("iq3_xxs", 256, 2 + 3 * (256 // 8)),  # = 98
-        _ggml("iq3_s", 256, 2 + 13 * (256 // 32) + 256 // 64),  # = 110
-        _ggml("iq1_s", 256, 2 + 256 // 8 + 256 // 16),  # = 50
-        _ggml("iq1_m", 256, 256 // 8 + 256 // 16 + 256 // 32),  # = 56
+        _ggml("iq2_xxs", 256, 2 + 256 // 8 * 2, codebook=True),  # = 66
+        _ggml("iq2_xs", 256, 2 + 256 // 8 * 2 + 256 // 32, codebook=True),  # = 74
+        _ggml("iq2_s", 256, 2 + 256 // 4 + 256 // 16, codebook=True),  # = 82
+        _ggml("iq3_xxs", 256, 2 + 3 * (256 // 8), codebook=True),  # = 98
+        _ggml("iq3_s", 256, 2 + 13 * (256 // 32) + 256 // 64, codebook=True),  # = 110
+        _ggml("iq1_s", 256, 2 + 256 // 8 + 256 // 16, codebook=True),  # = 50
+        _ggml("iq1_m", 256, 256 // 8 + 256 // 16 + 256 // 32, codebook=True),  # = 56
         _ggml("iq4_nl", 32, 2 + 16),  # = 18
         _ggml("iq4_xs", 256, 2 + 2 + 256 // 64 + 256 // 2),  # = 136
         _ggml("tq1_0", 256, (256 - 4 * 256 // 64) // 5 + 256 // 64 + 2),  # = 54

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .arch import Architecture
-from .quant import QuantFormat, tensor_bytes
+from .quant import QuantFormat, storage, tensor_bytes, tensor_types
 
 #: Tensors read one row per token (embedding lookups), not in full.
 LOOKUP_TENSORS = frozenset({"token_embd", "per_layer_token_embd"})
@@ -35,6 +35,8 @@ class WeightProfile:
     dense_read_params: int = 0  # weights (not bytes) of dense_read + lookup rows
     expert_params: int = 0  # weights of all routed experts
     mtp_experts: float = 0.0  # routed-expert bytes inside the MTP layers
+    dense_codebook_params: int = 0  # weights of dense_read stored in a lattice-codebook type (IQ1-IQ3)
+    expert_codebook_params: int = 0  # the same among all routed experts
 
     def experts_read(self, fraction: float) -> float:
         """Routed-expert bytes read when ``fraction`` of each layer's experts are touched."""
@@ -54,13 +56,14 @@ class WeightProfile:
 @lru_cache(maxsize=512)
 def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     sizes = tensor_bytes(arch, quant)
+    codebook = [storage(type_name).codebook for type_name in tensor_types(arch, quant)]
     per_layer = [0.0] * arch.layers
     per_layer_experts = [0.0] * arch.layers
     total = mtp = dense = lookup = experts = outside = head = 0.0
-    dense_params = expert_params = 0
+    dense_params = expert_params = dense_codebook = expert_codebook = 0
     mtp_experts = 0.0
     has_output = any(t.name == "output" for t in arch.tensors)
-    for tensor, size in zip(arch.tensors, sizes):
+    for tensor, size, coded in zip(arch.tensors, sizes, codebook):
         if tensor.mtp:
             mtp += size
             if tensor.is_routed_expert:
@@ -74,6 +77,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         if tensor.is_routed_expert:
             experts += size
             expert_params += tensor.params
+            expert_codebook += tensor.params if coded else 0
             per_layer_experts[tensor.layer] += size
         elif tensor.name in LOOKUP_TENSORS:
             lookup += size / tensor.rows
@@ -86,6 +90,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         else:
             dense += size
             dense_params += tensor.params
+            dense_codebook += tensor.params if coded else 0
             if tensor.name == "output":
                 head = size
     return WeightProfile(
@@ -102,6 +107,8 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         dense_read_params=dense_params,
         expert_params=expert_params,
         mtp_experts=mtp_experts,
+        dense_codebook_params=dense_codebook,
+        expert_codebook_params=expert_codebook,
     )
 
 

@@ -162,6 +162,27 @@ def test_batched_steps_pay_a_per_layer_launch_cost_single_token_steps_do_not():
 
 
 
+def test_codebook_formats_cost_compute_where_compute_binds():
+    """engine/decode.py: IQ1-IQ3 weights pay codebook_ops per weight on top of dequant_ops. On two
+    CPU threads decode is compute bound and IQ3_S (3.4 bpw) runs slower than Q8_0 (8.5 bpw), as
+    ik_llama.cpp discussion 164 measured on a Ryzen 7950X (3.7 against 5.0 tok/s); with all 16
+    cores the memory stream binds again and the smaller file wins. A GPU is memory bound."""
+    cpu = {"hardware": "amd-ryzen-9-7950x-128gb", "model": "llama-3.1-8b"}
+    assert decode(**cpu, quant="IQ3_S", threads=2) < decode(**cpu, quant="Q8_0", threads=2)
+    assert decode(**cpu, quant="IQ3_S", threads=16) > decode(**cpu, quant="Q8_0", threads=16)
+    assert decode(quant="IQ3_S") > 1.5 * decode(quant="Q8_0")  # RTX 4090
+    system = build_system({**cpu, "quant": "IQ2_M", "threads": 2})
+    features = run_features(system, 0, 128)
+    params = system.params.params
+    more = with_overrides(params, codebook_ops=params.codebook_ops + 1)
+    added = step_time_from(features, more).weights_s - step_time_from(features, params).weights_s
+    coded = features.device_codebook_dense_params
+    assert 0 < coded < features.device_dense_params
+    assert added == pytest.approx(coded / features.flops_rate)
+    plain = build_system({**cpu, "quant": "Q4_K_M", "threads": 2})
+    assert run_features(plain, 0, 128).device_codebook_dense_params == 0
+
+
 def test_split_syncs_are_latency_in_decode_and_data_in_prefill():
     """engine/parallel.py: a decode step's all-reduces carry a few KB (latency bound), a prefill
     micro-batch's carry MBs (bandwidth bound); sync_factor and sync_data_factor scale the two."""

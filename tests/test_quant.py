@@ -23,6 +23,7 @@ from engine.quant import (
     tensor_types,
     weight_bytes,
 )
+from engine.weights import weight_profile
 
 GB = 1e9
 
@@ -96,6 +97,31 @@ def test_q4_k_m_tensor_choices(llama8b):
         assert types[f"blk.{layer}.attn_v.weight"] == expected
         assert types[f"blk.{layer}.ffn_down.weight"] == expected
     assert types["blk.5.attn_q.weight"] == types["blk.5.ffn_up.weight"] == "q4_K"
+
+
+def test_lattice_codebook_types_are_the_iq1_to_iq3_families():
+    """ggml-common.h gives these types grid tables (iq1s_grid, iq2xxs_grid, iq2xs_grid, iq2s_grid,
+    iq3xxs_grid, iq3s_grid); IQ4_NL/IQ4_XS use a 16-value table a shuffle unpacks, like nibbles."""
+    coded = {name for name, kind in GGML_TYPES.items() if kind.codebook}
+    assert coded == {"iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"}
+
+
+@pytest.mark.parametrize("quant_name", ["IQ2_M", "IQ3_XXS", "Q4_K_M", "IQ4_XS"])
+def test_codebook_weights_are_counted_per_tensor(llama8b, quant_name):
+    """The decode cost of codebook unpacking applies to the weights stored in those types only:
+    IQ2_M keeps attention V and the head in K-quants, so not every weight is coded."""
+    quant = parse_quant(quant_name)
+    profile = weight_profile(llama8b, quant)
+    expected = sum(
+        t.params
+        for t, ty in zip(llama8b.tensors, tensor_types(llama8b, quant))
+        if storage(ty).codebook and t.name not in ("token_embd", "per_layer_token_embd")
+    )
+    assert profile.dense_codebook_params == expected
+    if quant_name.startswith(("IQ2", "IQ3")):
+        assert 0.5 * profile.dense_read_params < expected < profile.dense_read_params
+    else:
+        assert expected == 0
 
 
 def test_q4_k_m_is_about_4_9_bits_per_weight(llama8b):
