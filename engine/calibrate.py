@@ -31,7 +31,7 @@ FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "t_layer_batched_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
-    "moe_batch_exponent", "dequant_ops", "codebook_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
+    "moe_batch_exponent", "dequant_ops", "codebook_ops", "kv_codebook_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
 )
 PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor", "sync_data_factor")
 ALL_PARAMS = TG_PARAMS + tuple(name for name in PP_PARAMS if name not in TG_PARAMS)
@@ -48,6 +48,7 @@ BOUNDS = {
     "moe_batch_exponent": (0.2, 1.0),
     "dequant_ops": (0.01, 300.0),
     "codebook_ops": (0.01, 300.0),
+    "kv_codebook_ops": (0.01, 1000.0),
     "sync_factor": (0.05, 200.0),
     "sync_data_factor": (0.05, 200.0),
     "soc_bw_factor": (0.3, 1.0),

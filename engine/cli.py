@@ -11,6 +11,7 @@ import json
 import sys
 
 from .errors import CatalogError, EngineInputError
+from .quant import KV_TYPES
 
 #: --split choices; llama.cpp says "row", vLLM "tensor".
 SPLITS = ("layer", "row", "tensor")
@@ -41,7 +42,7 @@ def _add_estimate(sub) -> None:
     p.add_argument("--slot-pcie-lanes", type=int, help="PCIe lanes of the slots/risers (default: the card's)")
     p.add_argument("--gpu-layers", type=float, help="fraction of layers on the GPU, 0..1 (default: all that fit)")
     p.add_argument("--expert-offload", action="store_true", help="routed experts in system RAM (--n-cpu-moe)")
-    p.add_argument("--kv-quant", default="f16", help="KV cache type: f16, q8_0, q4_0 (f16)")
+    p.add_argument("--kv-quant", default="f16", help=f"KV cache type: {', '.join(KV_TYPES)} (f16)")
     fa = p.add_mutually_exclusive_group()
     fa.add_argument("--flash-attn", dest="flash_attn", action="store_true", default=None)
     fa.add_argument("--no-flash-attn", dest="flash_attn", action="store_false")

@@ -4,7 +4,8 @@ One step for ``batch`` sequences at ``context`` cached tokens (physics.md sectio
 
     t = max(weights / (BW * eta_bw) + (weights read * dequant_ops + codebook weights * codebook_ops) / FLOPS,
             2 * active params * batch / (FLOPS * eta_decode_compute))
-      + max(KV read * kv_read_factor / (BW * eta_bw),  attention FLOPs / (FLOPS * eta_attn_decode))
+      + max(KV read * kv_read_factor / (BW * eta_bw),
+            (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
       + t_token + ((t_layer + [B > 1] t_layer_batched) * layers + t_moe_layer_decode * MoE layers)
                   * (1500 MHz / GPU clock)   [+ host part] [+ interconnect]
 
@@ -18,7 +19,10 @@ of the bandwidth than its F16 original, most of all on GPUs with few FLOPS per b
 Weights stored as indices into a lattice codebook (IQ1-IQ3) cost ``codebook_ops`` more each: the
 unpacking gathers grid entries and applies sign bits, which SIMD CPU kernels do element by
 element (ik_llama.cpp discussion 164: on a Ryzen 7950X and an M2 Max CPU IQ3_S decodes slower
-than Q8_0, which reads twice its bytes).
+than Q8_0, which reads twice its bytes). A KV cache coded the same way (TurboQuant: rotated
+coordinates, each an index into a Lloyd-Max codebook) pays ``kv_codebook_ops`` per cached element
+on the attention side: the Apple harness measured its 3.5-bit cache only 1.15x faster than f16
+at 128k context (Gemma 4 E4B, mlx-vlm), where its bytes alone would make it ~2x.
 The per-layer overhead is a chain of tiny kernels whose duration is latency, i.e. GPU cycles, so
 it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``). A layer with
 routed experts runs more of them (router matmul, softmax and top-k, the expert gather, the
@@ -49,6 +53,7 @@ from dataclasses import dataclass
 
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .params import BackendParams
+from .quant import KV_CODEBOOK_TYPES
 from .parallel import split_sync_parts
 from .roofline import bandwidth_bytes_s, clock_factor, thread_limited_bandwidth, thread_limited_flops, vector_flops
 from .system import System
@@ -94,6 +99,8 @@ class StepFeatures:
     #: Weights among device_dense_params / device_expert_params in a lattice-codebook type.
     device_codebook_dense_params: float = 0.0
     device_codebook_expert_params: float = 0.0
+    #: KV-cache elements read on the device from a codebook-coded cache (TurboQuant), else 0.
+    device_kv_codebook_elements: float = 0.0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -205,6 +212,9 @@ def step_features(
         moe_layers=system.profile.expert_layers,
         device_codebook_dense_params=codebook_dense * device_share_params,
         device_codebook_expert_params=codebook_experts * device_share_params,
+        device_kv_codebook_elements=(
+            batch * kv_context_elements * device_share_params if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
+        ),
     )
 
 
@@ -219,7 +229,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         weights_s += (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
-    attention_s = f.device_attention_flops / (f.flops_rate * p.eta_attn_decode)
+    attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
     layer_s = p.t_layer_s + (p.t_layer_batched_s if f.batch > 1 else 0.0)
     fixed_s = p.t_token_s + (layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor
     host_s = 0.0

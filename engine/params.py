@@ -61,6 +61,9 @@ class BackendParams:
     #: look-ups and sign bits on top of the scale arithmetic). The prior says a look-up costs
     #: about what the arithmetic does; only CPU rows identify it (no GPU row uses these types).
     codebook_ops: float = 4.0
+    #: Vector operations per element read from a codebook-coded KV cache (TurboQuant: a
+    #: rotation and a Lloyd-Max codebook per coordinate), on top of reading its bytes.
+    kv_codebook_ops: float = 20.0
     #: Routing correlation of batched MoE decode: B sequences touch the experts B^exponent
     #: independent tokens would (1 = independent routing; weights.distinct_expert_fraction).
     moe_batch_exponent: float = 1.0

@@ -975,11 +975,15 @@ KV_BYTES = {
     "mlx-8bit": 8.5 / 8,
     "mlx-4bit": 4.5 / 8,
     "mlx-2bit": 2.5 / 8,
-    # TurboQuant KV compression at 3.5 bits per element (Google Research, 2025), as run by
-    # mlx-lm forks in the calibration data ("tq3.5bit").
+    # TurboQuant KV compression at 3.5 and 4 bits per element (Google Research, 2025), as run by
+    # mlx-lm forks in the calibration data ("tq3.5bit", "tq4bit"); the per-vector norm (16 bits
+    # per 128-256 elements) is left out.
     "tq3.5": 3.5 / 8,
+    "tq4": 4 / 8,
 }
 KV_TYPES = tuple(KV_BYTES)
+#: KV types whose codes index a codebook rather than scale an integer (decode.py, kv_codebook_ops).
+KV_CODEBOOK_TYPES = frozenset({"tq3.5", "tq4"})
 _KV_ALIASES = {"fp16": "f16", "fp32": "f32", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}
 
 

@@ -42,6 +42,7 @@ KV_NAMES = {"q8": "q8_0", "q8_0": "q8_0", "fp8": "fp8", "f16": "f16", "fp16": "f
 HARNESS_KV = {
     ("mlx", "kv"): "mlx-8bit", ("mlx", "kv4"): "mlx-4bit", ("mlx", "kv2"): "mlx-2bit",
     ("mlx", "tq3"): "tq3.5", ("mlx", "tq3bit"): "tq3.5", ("mlx", "tq3.5bit"): "tq3.5",
+    ("mlx", "tq4bit"): "tq4",
     ("gguf", "kv"): "q8_0", ("gguf", "kv4"): "q4_0",
 }
 

@@ -104,3 +104,24 @@ def test_a_rig_that_states_its_links_is_scored_with_them(notes, n_devices, expec
            "backend": "cuda", "n_devices": n_devices, "split_mode": "row", "notes": notes}
     request = row_request(row)
     assert {k: request[k] for k in ("slot_pcie_gen", "slot_pcie_lanes", "nvlink") if k in request} == expected
+
+
+@pytest.mark.parametrize(
+    "quant, notes, expected",
+    [
+        ("MLX-4bit", "kv_cache=tq4bit; prompt_type=context-64k", "tq4"),
+        ("MLX-4bit", "kv_cache=tq3.5bit; prompt_type=context-64k", "tq3.5"),
+        ("MLX-4bit", "kv_cache=kv4; prompt_type=short", "mlx-4bit"),
+        ("Q4_K_M", "kv_cache=kv-q8+reuse; prompt_type=short", "q8_0"),
+        ("MLX-4bit", "kv_cache=default; prompt_type=short", None),
+    ],
+)
+def test_the_harness_kv_cache_setting_is_read(quant, notes, expected):
+    """The Apple harness names its KV cache per run; each setting it used is a KV type the
+    engine models (TurboQuant 4-bit had been read as f16 until this test)."""
+    from engine.score import row_request
+
+    engine = "mlx-lm" if quant.startswith("MLX") else "llama.cpp"
+    row = {"hardware": "Apple M3 Max 64GB", "model": "Qwen3.5-35B-A3B", "quant": quant, "engine": engine,
+           "backend": "metal", "n_devices": "1", "split_mode": "none", "notes": notes}
+    assert row_request(row).get("kv_quant") == expected
