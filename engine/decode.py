@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .params import BackendParams
-from .quant import KV_CODEBOOK_TYPES
 from .parallel import split_sync_parts
+from .quant import KV_CODEBOOK_TYPES
 from .roofline import bandwidth_bytes_s, clock_factor, thread_limited_bandwidth, thread_limited_flops, vector_flops
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction

@@ -55,14 +55,15 @@ class BackendParams:
     #: (dequantisation into the tensor-core tiles; physics.md section 3).
     pp_quant_cost: float = 1.2
     #: Vector operations to unpack one quantised weight in a decode step (scales, nibble
-    #: shuffles, codebook look-ups), not overlapped with the memory stream.
+    #: shuffles, IQ4/MXFP4's 16-value table), not overlapped with the memory stream.
     dequant_ops: float = 4.0
     #: Further vector operations per weight stored as lattice-codebook indices (IQ1-IQ3: grid
     #: look-ups and sign bits on top of the scale arithmetic). The prior says a look-up costs
     #: about what the arithmetic does; only CPU rows identify it (no GPU row uses these types).
     codebook_ops: float = 4.0
     #: Vector operations per element read from a codebook-coded KV cache (TurboQuant: a
-    #: rotation and a Lloyd-Max codebook per coordinate), on top of reading its bytes.
+    #: rotation and a Lloyd-Max codebook per coordinate), on top of reading its bytes. The prior
+    #: is a guess; the MLX engines' TurboQuant rows replace it (mlx-lm ~16, mlx-vlm ~160).
     kv_codebook_ops: float = 20.0
     #: Routing correlation of batched MoE decode: B sequences touch the experts B^exponent
     #: independent tokens would (1 = independent routing; weights.distinct_expert_fraction).
