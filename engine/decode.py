@@ -127,6 +127,8 @@ class StepTime:
     sync_s: float
     weight_bytes: float
     kv_bytes: float
+    #: The part of weights_s spent unpacking quantised weights (dequant_ops, codebook_ops).
+    unpack_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -224,9 +226,8 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     bandwidth = f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0)
     if f.cpu_threads:
         bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
-    weights_s = device_bytes / bandwidth
-    if f.quantized:
-        weights_s += (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate
+    unpack_s = (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
+    weights_s = device_bytes / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
@@ -239,7 +240,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes)
+    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s)
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:

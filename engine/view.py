@@ -50,6 +50,7 @@ VIEW_FIELDS = {
     "draft_n": {"default": 4, "kind": "int", "min": 1, "max": 16, "doc": "tokens drafted per cycle"},
     "workload": {"default": "chat", "kind": "choice", "choices": list(WORKLOADS), "doc": "sets the draft acceptance"},
     "batch": {"default": 1, "kind": "int", "min": 1, "max": 256, "doc": "concurrent requests"},
+    "threads": {"default": 0, "kind": "int", "min": 0, "max": 1024, "doc": "CPU threads of a CPU device (llama.cpp -t); 0 = its physical cores"},
     "think": {"default": DEFAULT_THINK_TOKENS, "kind": "int", "min": 0, "max": 32_768, "doc": "thinking tokens (reasoning models)"},
     "hw_name": {"default": "My hardware", "kind": "text", "max_length": 60, "doc": "custom hardware: name"},
     "hw_kind": {"default": "gpu", "kind": "choice", "choices": ["gpu", "soc", "cpu"], "doc": "custom hardware: kind"},
@@ -275,6 +276,7 @@ def request_for_view(view: dict) -> dict:
         "split": v["split"] if v["gpus"] > 1 and v["split"] != "layer" else None,
         **_links(v),
         "batch": v["batch"] if v["batch"] > 1 else None,
+        "threads": v["threads"] or None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
         **_placement(v),
         **_speculative(v),
@@ -461,6 +463,7 @@ CLI_FLAGS = {
     "gen_tokens": "--gen",
     "depth": "--depth",
     "batch": "--batch",
+    "threads": "--threads",
     "gpus": "--gpus",
     "split": "--split",
     "slot_pcie_gen": "--slot-pcie-gen",
@@ -542,6 +545,8 @@ def _llama_common(request: dict, result: dict) -> list[str]:
     kv = request.get("kv_quant")
     if kv:
         flags += ["-ctk", kv, "-ctv", kv]
+    if request.get("threads"):
+        flags += ["-t", str(request["threads"])]
     return flags
 
 

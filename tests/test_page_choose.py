@@ -144,6 +144,31 @@ def test_the_links_between_cards_reach_the_engine(app):
     show(page)
 
 
+def test_cpu_threads_reach_the_engine(app):
+    """Advanced: CPU threads (llama.cpp -t) are offered for a CPU device only. Two threads on a
+    Ryzen 7950X make IQ3_S compute bound (the codebook look-ups): slower than all 16 cores, and
+    the explain panel, the command line and the llama-bench check say so."""
+    page, _log, _console = app
+    show(page)
+    assert page.is_disabled('[data-testid="threads-input"]')  # RTX 4090
+    show(page, query(hw="amd-ryzen-9-7950x-128gb", quant="IQ3_S"))
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    assert page.is_enabled('[data-testid="threads-input"]')
+    before = value(page, '.results [data-testid="decode-tps"]')
+    page.fill('[data-testid="threads-input"]', "2")
+    page.press('[data-testid="threads-input"]', "Tab")
+    page.wait_for_function("() => location.search.includes('threads=2')")
+    assert_numbers_are_the_engines(page)
+    assert value(page, '.results [data-testid="decode-tps"]') < 0.7 * before
+    assert "--threads 2" in page.inner_text('[data-testid="cli-line"]')
+    bench = page.inner_text('[data-testid="commands"] [data-tool="llama-bench"] pre').split()
+    assert bench[bench.index("-t") + 1] == "2"
+    decode_text = page.inner_text('[data-testid="breakdown-decode"]')
+    assert "on 2 threads" in decode_text and "look up a codebook" in decode_text
+    assert "(2 threads)" in page.inner_text('#setup-line')
+    show(page)
+
+
 def test_reverse_search_lists_the_engines_devices(app):
     page, _log, _console = app
     view = show(page, query(model="qwen3-32b"))

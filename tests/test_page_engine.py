@@ -36,6 +36,7 @@ def test_every_view_field_has_a_default_that_maps_to_a_valid_request():
         ({"kv": "q8_0"}, {"kv_quant": "q8_0"}),
         ({"gpus": 2, "split": "row"}, {"gpus": 2, "split": "row"}),
         ({"batch": 8}, {"batch": 8}),
+        ({"hw": "amd-ryzen-9-7950x-128gb", "threads": 4}, {"threads": 4}),
         ({"offload": "layers", "gpu_pct": 40}, {"gpu_layers": 0.4}),
         ({"model": MOE_MODEL, "offload": "experts"}, {"expert_offload": True}),
         ({"spec": "draft", "draft": "llama-3.2-1b", "draft_n": 6, "workload": "code"}, {"draft": "llama-3.2-1b", "draft_tokens": 6, "workload": "code"}),
@@ -90,6 +91,7 @@ def test_view_from_query_types_values():
         {"model": MOE_MODEL, "offload": "experts", "hw": "rtx-4060-ti-16gb"},
         {"spec": "draft", "workload": "code"},
         {"model": REASONING_MODEL, "think": 300},
+        {"hw": "amd-ryzen-9-7950x-128gb", "quant": "IQ3_S", "threads": 2},
     ],
 )
 def test_cli_line_reproduces_the_numbers(changes):
@@ -142,6 +144,10 @@ def test_check_commands_follow_the_request():
     assert bench[bench.index("-ctk") + 1] == "q8_0"
     assert bench[bench.index("-ngl") + 1] == str(round(0.5 * result["model"]["layers"]))
     assert "llama-server" in commands
+    assert "-t" not in bench  # llama.cpp picks its threads unless the view names them
+    cpu = request_for_view(view(hw="amd-ryzen-9-7950x-128gb", threads=6))
+    bench = shlex.split({c["tool"]: c["command"] for c in check_commands(cpu, estimate(cpu))}["llama-bench"])
+    assert bench[bench.index("-t") + 1] == "6"
 
 
 def test_context_sweep_slows_with_context_and_matches_estimate():

@@ -24,10 +24,13 @@ function decodeRows(e) {
   const b = e.breakdown;
   const rows = [
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
-    ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} on paper × ${fmt.percent(b.eta_bw)} realised (fitted efficiency) → ${fmt.duration(b.weights_s)} for the weights`],
+    ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} on paper × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
+  ];
+  if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})`]);
+  rows.push(
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
     ["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`],
-  ];
+  );
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
   if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token over ${b.interconnect}`]);
   rows.push(["One decode step", `${fmt.duration(b.step_s)} → ${fmt.rate(e.decode_tps)} tok/s, ${b.memory_bound ? "limited by memory bandwidth" : "limited by compute"}`]);

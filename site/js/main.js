@@ -38,7 +38,7 @@ const MARK_CHUNK = 16;
 /** Under reduced motion the streamed text changes at most this often. */
 const REDUCED_MOTION_STEP_MS = 500;
 const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
-const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch"];
+const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch", "threads"];
 /** A boot still running after this long says so (a cold boot takes about 6 s on two slow cores). */
 const SLOW_BOOT_MS = 15000;
 /** The link notice names at most this many ignored settings, then counts the rest. */
@@ -91,6 +91,7 @@ const ui = {
     depth: $("#depth-tokens"),
     kv: $("#kv-select"),
     batch: $("#batch-input"),
+    threads: $("#threads-input"),
     gpus: $("#gpus-input"),
     split: $("#split-select"),
     slot: $("#slot-select"),
@@ -311,6 +312,8 @@ function showDependentFields() {
   ui.adv.split.disabled = view.gpus < 2;
   const device = devices.get(view.hw);
   ui.adv.slot.disabled = view.hw === "custom" ? view.hw_kind !== "gpu" : device?.kind !== "gpu";
+  // Only a CPU device runs the model on its cores (llama.cpp -t); GPUs and Macs ignore it.
+  ui.adv.threads.disabled = (view.hw === "custom" ? view.hw_kind : device?.kind) !== "cpu";
   // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
   // (SXM boards) needs no choice.
   ui.adv.nvlink.disabled = !(device?.nvlink_bridge && view.gpus > 1 && view.gpus <= device.nvlink_cards);
@@ -496,7 +499,7 @@ function renderEstimate(result) {
   ui.tierBadge.textContent = e.tier;
   ui.tierBadge.dataset.tier = e.tier;
   ui.tierBadge.title = tierText(e);
-  ui.setupLine.textContent = `${e.hardware.name}${e.hardware.gpus > 1 ? ` ×${e.hardware.gpus}` : ""} · ${e.model.name} · ${e.quant} · ${e.engine} on ${e.backend}`;
+  ui.setupLine.textContent = `${e.hardware.name}${e.hardware.gpus > 1 ? ` ×${e.hardware.gpus}` : ""} · ${e.model.name} · ${e.quant} · ${e.engine} on ${e.backend}${e.breakdown.cpu_threads ? ` (${fmt.count(e.breakdown.cpu_threads)} threads)` : ""}`;
   renderExtraLine(e, r);
   renderExplain(ui, result, deviceSpec());
   gauge.setPredicted(e.decode_tps);
