@@ -28,6 +28,14 @@ def assert_numbers_are_the_engines(page):
     assert page.get_attribute('.results [data-testid="fit"]', "data-value") == expected["fit"]
 
 
+def open_advanced(page):
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+
+
+def decode_rate(page) -> float:
+    return value(page, '.results [data-testid="decode-tps"]')
+
+
 def test_search_narrows_the_picker_and_enter_picks(app):
     page, _log, _console = app
     show(page)
@@ -95,7 +103,7 @@ def test_prompt_presets_set_the_prompt(app):
 def test_advanced_settings_reach_the_engine(app):
     page, _log, _console = app
     show(page)
-    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    open_advanced(page)
     page.fill('[data-testid="depth-tokens"]', "8000")
     page.select_option('[data-testid="kv-select"]', "q8_0")
     page.fill('[data-testid="gpus-input"]', "2")
@@ -128,14 +136,14 @@ def test_the_links_between_cards_reach_the_engine(app):
     show(page, query(hw="rtx-3090"))
     assert page.is_disabled('[data-testid="nvlink-select"]')  # one card
     show(page, query(hw="rtx-3090", gpus=2, split="row"))
-    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    open_advanced(page)
     assert page.is_enabled('[data-testid="nvlink-select"]')
-    before = value(page, '.results [data-testid="decode-tps"]')
+    before = decode_rate(page)
     page.select_option('[data-testid="nvlink-select"]', "yes")
     page.select_option('[data-testid="slot-select"]', "3x8")
     page.wait_for_function("() => ['nvlink=yes', 'slot=3x8'].every(p => location.search.includes(p))")
     assert_numbers_are_the_engines(page)
-    assert value(page, '.results [data-testid="decode-tps"]') > before  # NVLink beats PCIe
+    assert decode_rate(page) > before  # NVLink beats PCIe
     cli = page.inner_text('[data-testid="cli-line"]')
     for flag in ("--nvlink", "--slot-pcie-gen 3", "--slot-pcie-lanes 8"):
         assert flag in cli
@@ -152,14 +160,14 @@ def test_cpu_threads_reach_the_engine(app):
     show(page)
     assert page.is_disabled('[data-testid="threads-input"]')  # RTX 4090
     show(page, query(hw="amd-ryzen-9-7950x-128gb", quant="IQ3_S"))
-    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    open_advanced(page)
     assert page.is_enabled('[data-testid="threads-input"]')
-    before = value(page, '.results [data-testid="decode-tps"]')
+    before = decode_rate(page)
     page.fill('[data-testid="threads-input"]', "2")
     page.press('[data-testid="threads-input"]', "Tab")
     page.wait_for_function("() => location.search.includes('threads=2')")
     assert_numbers_are_the_engines(page)
-    assert value(page, '.results [data-testid="decode-tps"]') < 0.7 * before
+    assert decode_rate(page) < 0.7 * before
     assert "--threads 2" in page.inner_text('[data-testid="cli-line"]')
     bench = page.inner_text('[data-testid="commands"] [data-tool="llama-bench"] pre').split()
     assert bench[bench.index("-t") + 1] == "2"
@@ -245,7 +253,7 @@ def test_custom_model_from_a_config_json(app):
     assert page.locator('[data-testid="custom-model-error"]').is_hidden()
     assert_numbers_are_the_engines(page)
     catalog = estimate_view({**page_view(page), "model": "llama-3.1-8b", "cfg": ""})["estimate"]
-    assert value(page, '.results [data-testid="decode-tps"]') == pytest.approx(catalog["decode_tps"], rel=0.02)
+    assert decode_rate(page) == pytest.approx(catalog["decode_tps"], rel=0.02)
     show(page)
 
 

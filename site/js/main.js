@@ -311,9 +311,10 @@ function showDependentFields() {
   ui.adv.draft.disabled = view.spec !== "draft";
   ui.adv.split.disabled = view.gpus < 2;
   const device = devices.get(view.hw);
-  ui.adv.slot.disabled = view.hw === "custom" ? view.hw_kind !== "gpu" : device?.kind !== "gpu";
+  const kind = view.hw === "custom" ? view.hw_kind : device?.kind;
+  ui.adv.slot.disabled = kind !== "gpu";
   // Only a CPU device runs the model on its cores (llama.cpp -t); GPUs and Macs ignore it.
-  ui.adv.threads.disabled = (view.hw === "custom" ? view.hw_kind : device?.kind) !== "cpu";
+  ui.adv.threads.disabled = kind !== "cpu";
   // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
   // (SXM boards) needs no choice.
   ui.adv.nvlink.disabled = !(device?.nvlink_bridge && view.gpus > 1 && view.gpus <= device.nvlink_cards);
