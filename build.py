@@ -124,6 +124,8 @@ def bundle_files() -> list[tuple[Path, str]]:
     """(file, name in archive) for the engine package and its data, sorted."""
     files = []
     for path in sorted(ENGINE.rglob("*.py")):
+        if path.is_relative_to(ENGINE / "tools"):
+            continue  # developer tools (score, calibrate, bench ...) never run in the page
         files.append((path, path.relative_to(ROOT).as_posix()))
     for path in sorted(DATA.rglob("*")):
         relative = path.relative_to(DATA).as_posix()
@@ -159,21 +161,21 @@ def load_answers() -> dict:
 def initial_view() -> dict:
     """The default view's estimate, computed now with CPython, so the first numbers are in the
     page before Pyodide has booted (the worker computes the same thing later)."""
-    from engine.view import DEFAULT_VIEW, estimate_view
+    from engine.page.view import DEFAULT_VIEW, estimate_view
 
     return {"view": DEFAULT_VIEW, **estimate_view(DEFAULT_VIEW)}
 
 
 def view_fields() -> dict:
     """The page's URL-state schema, from the engine (one definition for both sides)."""
-    from engine.view import VIEW_FIELDS
+    from engine.page.view import VIEW_FIELDS
 
     return VIEW_FIELDS
 
 
 def use_cases() -> dict:
-    """The use-case speed thresholds the page marks on its live gauge (engine/explore.py)."""
-    from engine.explore import USE_CASES, USE_CASES_SOURCE
+    """The use-case speed thresholds the page marks on its live gauge (engine/page/explore.py)."""
+    from engine.page.explore import USE_CASES, USE_CASES_SOURCE
 
     return {"cases": list(USE_CASES), "source": USE_CASES_SOURCE}
 

@@ -1,12 +1,11 @@
 """The engine's one entry point, :func:`estimate`: a request dict in, a result dict out.
 
 Everything here is plain data (numbers, strings, lists, dicts), so the same call serves the CLI,
-the tests and the page's Web Worker (through :func:`handle`, JSON in and out).
+the tests and, through the page layer (engine/page), the page's Web Worker.
 """
 
 from __future__ import annotations
 
-import json
 import math
 
 from .catalog import GB
@@ -187,47 +186,3 @@ def _check_finite(value, path: str = "result") -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value[:4]):
             _check_finite(item, f"{path}[{index}]")
-
-
-def _decode_message(message_json) -> dict:
-    """The worker's message as a dict, or EngineInputError for anything else (not text, not
-    JSON, nested beyond Python's recursion limit, not an object)."""
-    if not isinstance(message_json, str):
-        raise EngineInputError("a message must be JSON text")
-    try:
-        message = json.loads(message_json)
-    except (ValueError, RecursionError) as exc:
-        raise EngineInputError(f"a message must be JSON ({type(exc).__name__})") from exc
-    if not isinstance(message, dict):
-        raise EngineInputError('a message must be a JSON object {"fn": ..., "args": ...}')
-    return message
-
-
-def handle(message_json: str) -> str:
-    """The worker's boundary: ``{"fn": name, "args": {...}}`` in, ``{"ok": ..., ...}`` out (JSON).
-
-    Never raises: input errors come back as ``{"ok": false, "error": {...}}`` so the page can
-    show them; anything else as an internal error with its message.
-    """
-    from .listing import list_catalog
-    from .view import estimate_view
-
-    from .explore import functions as explore_functions
-
-    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, **explore_functions()}
-    try:
-        message = _decode_message(message_json)
-        name = message.get("fn")
-        fn = functions.get(name) if isinstance(name, str) else None
-        if fn is None:
-            raise EngineInputError(f"unknown function; expected one of {', '.join(functions)}")
-        args = message.get("args", {})
-        if fn is list_catalog:
-            result = fn(args.get("kind") if isinstance(args, dict) else args)
-        else:
-            result = fn(args)
-        return json.dumps({"ok": True, "result": result}, allow_nan=False)
-    except EngineInputError as exc:
-        return json.dumps({"ok": False, "error": exc.as_dict()})
-    except Exception as exc:  # noqa: BLE001 - the page must get a message, not a dead worker
-        return json.dumps({"ok": False, "error": {"message": f"internal error: {type(exc).__name__}: {exc}", "field": None}})

@@ -151,23 +151,23 @@ def main(argv: list[str] | None = None) -> int:
                 for item in items:
                     print(f"{item['id']:<40} {item['name']}")
         elif args.command == "score":
-            from .score import score_main
+            from .tools.score import score_main
 
             return score_main(args.file, args.out)
         elif args.command == "calibrate":
-            from .calibrate import calibrate_main
+            from .tools.calibrate import calibrate_main
 
             return calibrate_main(check=args.check)
         elif args.command == "measured":
-            from .measured import measured_main
+            from .tools.points import measured_main
 
             return measured_main(check=args.check)
         elif args.command == "schemas":
-            from .schemas import schemas_main
+            from .tools.schemas import schemas_main
 
             return schemas_main(check=args.check)
         elif args.command == "bench":
-            from .bench import bench_main
+            from .tools.bench import bench_main
 
             return bench_main()
     except EngineInputError as exc:

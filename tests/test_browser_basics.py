@@ -90,7 +90,7 @@ def test_page_numbers_equal_the_cli(app, hardware, model, quant, prompt):
 
 def view_of(page) -> dict:
     """The page's view, read back from its URL (the state a copied link carries)."""
-    from engine.view import DEFAULT_VIEW, VIEW_FIELDS
+    from engine.page.view import DEFAULT_VIEW, VIEW_FIELDS
 
     query = parse_qs(urlsplit(page.url).query)
     view = dict(DEFAULT_VIEW)
@@ -101,7 +101,7 @@ def view_of(page) -> dict:
 
 def measure_stream(page, min_seconds: float) -> dict:
     """Run the stream; return measured TTFT and decode rate against the schedule's prediction."""
-    from engine.view import estimate_view
+    from engine.page.view import estimate_view
 
     schedule = estimate_view(view_of(page))["estimate"]["schedule"]
     page.evaluate(RECORD_STREAM)

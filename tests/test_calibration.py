@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import ROOT, run_cli
-from engine.calibrate import ENGINE_SPECIFIC, FIT_FILE
+from engine.tools.calibrate import ENGINE_SPECIFIC, FIT_FILE
 from engine.params import PRIORS
 
 MEASUREMENTS = ROOT / "data" / "calibration" / "measurements.csv"
@@ -98,7 +98,7 @@ def test_engine_specific_parameters_come_from_the_engine_line_not_the_backend():
 def test_a_rig_that_states_its_links_is_scored_with_them(notes, n_devices, expected):
     """Row conditions the sources state are inputs (score.py): the slot link of a multi-card rig
     and an absent NVLink bridge; a row that states nothing keeps the defaults."""
-    from engine.score import row_request
+    from engine.tools.score import row_request
 
     row = {"hardware": "RTX 3090", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "engine": "llama.cpp",
            "backend": "cuda", "n_devices": n_devices, "split_mode": "row", "notes": notes}
@@ -119,7 +119,7 @@ def test_a_rig_that_states_its_links_is_scored_with_them(notes, n_devices, expec
 def test_the_harness_kv_cache_setting_is_read(quant, notes, expected):
     """The Apple harness names its KV cache per run; each setting it used is a KV type the
     engine models (TurboQuant 4-bit had been read as f16 until this test)."""
-    from engine.score import row_request
+    from engine.tools.score import row_request
 
     engine = "mlx-lm" if quant.startswith("MLX") else "llama.cpp"
     row = {"hardware": "Apple M3 Max 64GB", "model": "Qwen3.5-35B-A3B", "quant": quant, "engine": engine,

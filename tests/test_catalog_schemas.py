@@ -15,7 +15,7 @@ from conftest import ROOT, run_cli
 from engine import engines, hardware, models, quant
 from engine.catalog import JSON_TYPES, validate_entry
 from engine.errors import CatalogError
-from engine.schemas import SCHEMA_DIR, catalog_schemas
+from engine.tools.schemas import SCHEMA_DIR, catalog_schemas
 
 #: Catalog kind -> (its loader's fields, the files it reads).
 CATALOGS = {

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_cli
 from engine import EngineInputError, estimate
-from engine.view import DEFAULT_VIEW, estimate_view
+from engine.page.view import DEFAULT_VIEW, estimate_view
 
 BASE = {"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
 

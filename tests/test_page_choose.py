@@ -11,7 +11,7 @@ import pytest
 
 from conftest import loopback_url, serving
 from engine.models import load_models
-from engine.view import estimate_view
+from engine.page.view import estimate_view
 from pagekit import call_engine, page_view, query, settle, show, value
 
 pytestmark = pytest.mark.browser

@@ -1,5 +1,5 @@
-"""The page's engine side in CPython: the view -> request mapping (engine/view.py), the command
-lines shown on the page, and the page-level computations (engine/explore.py). No numbers are
+"""The page's engine side in CPython: the view -> request mapping (engine/page/view.py), the command
+lines shown on the page, and the page-level computations (engine/page/explore.py). No numbers are
 hard-coded: everything is checked against engine.estimate() itself."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from conftest import run_cli
 from engine import EngineInputError, estimate
-from engine.explore import USE_CASES, advice, agent, marks, reverse, sweep_batch, sweep_context, sweep_hardware, sweep_models, verdicts
-from engine.view import DEFAULT_VIEW, VIEW_FIELDS, check_commands, cli_command, lane_views, parse_lane, request_for_view, view_from_query
+from engine.page.explore import USE_CASES, advice, agent, marks, reverse, sweep_batch, sweep_context, sweep_hardware, sweep_models, verdicts
+from engine.page.view import DEFAULT_VIEW, VIEW_FIELDS, check_commands, cli_command, lane_views, parse_lane, request_for_view, view_from_query
 
 REASONING_MODEL = "qwen3-8b"
 MOE_MODEL = "qwen3-30b-a3b"

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 
-from engine.view import estimate_view
+from engine.page.view import estimate_view
 from pagekit import call_engine, page_view, query, settle, show, value
 
 pytestmark = pytest.mark.browser

@@ -1,5 +1,5 @@
-"""Hostile input to the engine's page-facing functions (engine/view.py, engine/explore.py) and to
-engine.handle, the worker's JSON boundary: every call either answers with finite, non-negative
+"""Hostile input to the engine's page-facing functions (engine/page/view.py, engine/page/explore.py) and to
+engine.page.handle, the worker's JSON boundary: every call either answers with finite, non-negative
 numbers or raises EngineInputError with a message (through handle: {"ok": false, "error"} that
 is never an "internal error"). Hypothesis generates the inputs; the example counts are in the
 README's "Reliability and security" section (EXAMPLES below)."""
@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import EngineInputError, handle
-from engine.explore import AGENT_INPUTS, functions, quant_for, verdicts
-from engine.view import (
+from engine import EngineInputError
+from engine.page import handle
+from engine.page.explore import AGENT_INPUTS, functions, quant_for, verdicts
+from engine.page.view import (
     DEFAULT_VIEW,
     VIEW_FIELDS,
     check_commands,
@@ -175,7 +176,7 @@ def test_explore_functions_answer_or_refuse_clearly(data, name):
 
 @st.composite
 def messages(draw) -> str:
-    """What could reach engine.handle: a proper call with hostile arguments, a call of an
+    """What could reach engine.page.handle: a proper call with hostile arguments, a call of an
     unknown function, any JSON at all, or text that is not JSON."""
     names = ["estimate", "list", "view", *sorted(functions()), "nope", "__class__", "eval"]
     roll = draw(st.integers(0, 9))

@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from engine.models import load_models
-from engine.view import estimate_view
+from engine.page.view import estimate_view
 from pagekit import page_view, settle, show, value
 
 pytestmark = pytest.mark.browser

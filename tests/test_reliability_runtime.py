@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import BOOT_TIMEOUT_MS
-from engine.view import DEFAULT_VIEW, estimate_view
+from engine.page.view import DEFAULT_VIEW, estimate_view
 from pagekit import SHOW_URL, settle
 
 pytestmark = pytest.mark.browser

@@ -2,7 +2,7 @@
 //
 // Page -> worker (every request carries an `id`; the worker answers each with exactly one reply):
 //   {type: "init", id, indexURL, bundleURL, bundleIntegrity}   boot Pyodide and load the engine
-//   {type: "call", id, fn, args}                               call engine.handle({fn, args})
+//   {type: "call", id, fn, args}                               call engine.page.handle({fn, args})
 // Worker -> page:
 //   {type: "reply", id, ok: true, result}                      the answer to request `id`
 //   {type: "reply", id, ok: false, error: {message, field}}    ... or why it failed
@@ -10,7 +10,7 @@
 //   {type: "event:error", message}                              a failure outside any request
 //
 // Values crossing the boundary are plain JSON data. No Python source is ever built here: the
-// worker calls one Python function, engine.handle(json) -> json.
+// worker calls one Python function, engine.page.handle(json) -> json.
 
 /** Message type names (namespaced like stlite's). */
 export const MSG = Object.freeze({

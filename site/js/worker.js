@@ -1,5 +1,5 @@
 // The engine's Web Worker: boots Pyodide, unpacks the engine bundle (engine/ + data/, exactly the
-// repository's layout) and answers the page's calls through engine.handle(json) -> json.
+// repository's layout) and answers the page's calls through engine.page.handle(json) -> json.
 // The message shapes are declared in protocol.js.
 
 import { MSG } from "./protocol.js";
@@ -8,7 +8,7 @@ import { MSG } from "./protocol.js";
 const BUNDLE_DIR = "/home/pyodide/tokfeel";
 
 const started = performance.now();
-let handle = null; // the Python function engine.handle, once loaded
+let handle = null; // the Python function engine.page.handle, once loaded
 let bootingFrom = null; // the runtime's folder while it loads
 
 function progress(stage, message) {
@@ -60,8 +60,8 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   progress("engine", "Loading the estimation engine");
   pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
   pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
-  const engine = pyodide.pyimport("engine");
-  handle = engine.handle;
+  const page = pyodide.pyimport("engine.page");
+  handle = page.handle;
   progress("catalogs", "Reading the catalogs");
   // The first call loads and validates every catalog, so later calls are fast.
   const check = JSON.parse(handle(JSON.stringify({ fn: "list", args: { kind: "engines" } })));
@@ -97,7 +97,7 @@ self.addEventListener("message", async (event) => {
     try {
       answer = handle(request);
     } catch (error) {
-      // engine.handle never raises for bad input, so this is the runtime itself failing (out of
+      // engine.page.handle never raises for bad input, so this is the runtime itself failing (out of
       // memory, a fatal Pyodide error): the page ends this worker and offers to start a new one.
       handle = null;
       reply(message.id, false, { message: `the engine crashed: ${error.message || error}`, field: null });

@@ -20,10 +20,10 @@ import sys
 from collections import defaultdict
 from dataclasses import fields, replace
 
-from .catalog import DATA_DIR
-from .engines import load_engines
+from ..catalog import DATA_DIR
+from ..engines import load_engines
 from .fit import robust_least_squares
-from .params import PRIORS, BackendParams
+from ..params import PRIORS, BackendParams
 from .score import Case, load_cases, percentile, predict
 
 MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import sys
 
-from .catalog import DATA_DIR, json_schema
+from ..catalog import DATA_DIR, json_schema
 
 SCHEMA_DIR = DATA_DIR / "schema"
 
 
 def catalog_schemas() -> dict[str, dict]:
     """File name in data/schema/ -> JSON Schema, for the four catalogs."""
-    from . import engines, hardware, models, quant
+    from .. import engines, hardware, models, quant
 
     catalogs = (
         ("hardware", "data/hardware/*.toml", hardware.SCHEMA, "one table per device, keyed by its id"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from .api import estimate
+from ..api import estimate
 from .calibrate import MEASUREMENTS, cross_validate
 from .score import load_cases, percentile, score_cases
 

@@ -22,12 +22,12 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 
-from .decode import StepFeatures, run_features, step_features, step_time_from
-from .errors import EngineInputError
-from .kvcache import kv_read_elements
-from .params import BackendParams
-from .prefill import PrefillFeatures, prefill_features, prefill_time_from
-from .system import System, build_system
+from ..decode import StepFeatures, run_features, step_features, step_time_from
+from ..errors import EngineInputError
+from ..kvcache import kv_read_elements
+from ..params import BackendParams
+from ..prefill import PrefillFeatures, prefill_features, prefill_time_from
+from ..system import System, build_system
 
 COLUMNS = (
     "source_id", "hardware", "n_devices", "split_mode", "model", "params_b", "active_params_b", "quant",

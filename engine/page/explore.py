@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from .api import estimate
-from .errors import EngineInputError
-from .hardware import load_hardware
-from .models import load_models
-from .quant import load_quants
+from ..api import estimate
+from ..errors import EngineInputError
+from ..hardware import load_hardware
+from ..models import load_models
+from ..quant import load_quants
 from .view import check_view, default_draft, request_for_view
 
 #: How fast is fast enough (seed 002, physics.md section 10): usable decode speed per use, in

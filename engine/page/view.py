@@ -15,10 +15,10 @@ import shlex
 from functools import cache
 from urllib.parse import unquote_to_bytes
 
-from .catalog import DATA_DIR
-from .errors import EngineInputError
-from .quant import KV_TYPES
-from .request import KNOWN_KEYS, SPLITS, WORKLOADS, parse_options
+from ..catalog import DATA_DIR
+from ..errors import EngineInputError
+from ..quant import KV_TYPES
+from ..request import KNOWN_KEYS, SPLITS, WORKLOADS, parse_options
 
 #: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
 #: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
@@ -89,7 +89,7 @@ def answers() -> dict:
 
 @cache
 def _models() -> dict:
-    from .models import load_models
+    from ..models import load_models
 
     return load_models()
 
@@ -194,7 +194,7 @@ def _links(v: dict) -> dict:
     if v["hw"] == "custom":
         card, bridged = v["hw_kind"] == "gpu", False
     else:
-        from .hardware import load_hardware
+        from ..hardware import load_hardware
 
         device = load_hardware().get(v["hw"])
         card, bridged = device is not None and device.kind == "gpu", device is not None and device.nvlink_bridge
@@ -352,7 +352,7 @@ def _form_pairs(query: str):
 @cache
 def _ids() -> dict[str, frozenset]:
     """The ids the page accepts per view kind (its catalogs are list_catalog's, see build.py)."""
-    from .listing import list_catalog
+    from ..listing import list_catalog
 
     models = frozenset(m["id"] for m in list_catalog("models"))
     return {
@@ -598,7 +598,7 @@ def check_commands(request: dict, result: dict) -> list[dict]:
 
 def estimate_view(view: dict) -> dict:
     """Request, estimate (with the stream schedule), CLI line and check commands for a view."""
-    from .api import estimate
+    from ..api import estimate
 
     request = request_for_view(view)
     result = estimate(request)

@@ -1,0 +1,55 @@
+"""The page layer: what the worker calls (views, sweeps, verdicts, command lines).
+
+It stands on the core (``engine.estimate`` and the catalogs) and the core never imports it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..api import estimate
+from ..errors import EngineInputError
+from ..listing import list_catalog
+from .explore import functions as explore_functions
+from .view import estimate_view
+
+__all__ = ["handle"]
+
+
+def _decode_message(message_json) -> dict:
+    """The worker's message as a dict, or EngineInputError for anything else (not text, not
+    JSON, nested beyond Python's recursion limit, not an object)."""
+    if not isinstance(message_json, str):
+        raise EngineInputError("a message must be JSON text")
+    try:
+        message = json.loads(message_json)
+    except (ValueError, RecursionError) as exc:
+        raise EngineInputError(f"a message must be JSON ({type(exc).__name__})") from exc
+    if not isinstance(message, dict):
+        raise EngineInputError('a message must be a JSON object {"fn": ..., "args": ...}')
+    return message
+
+
+def handle(message_json: str) -> str:
+    """The worker's boundary: ``{"fn": name, "args": {...}}`` in, ``{"ok": ..., ...}`` out (JSON).
+
+    Never raises: input errors come back as ``{"ok": false, "error": {...}}`` so the page can
+    show them; anything else as an internal error with its message.
+    """
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, **explore_functions()}
+    try:
+        message = _decode_message(message_json)
+        name = message.get("fn")
+        fn = functions.get(name) if isinstance(name, str) else None
+        if fn is None:
+            raise EngineInputError(f"unknown function; expected one of {', '.join(functions)}")
+        args = message.get("args", {})
+        if fn is list_catalog:
+            result = fn(args.get("kind") if isinstance(args, dict) else args)
+        else:
+            result = fn(args)
+        return json.dumps({"ok": True, "result": result}, allow_nan=False)
+    except EngineInputError as exc:
+        return json.dumps({"ok": False, "error": exc.as_dict()})
+    except Exception as exc:  # noqa: BLE001 - the page must get a message, not a dead worker
+        return json.dumps({"ok": False, "error": {"message": f"internal error: {type(exc).__name__}: {exc}", "field": None}})
