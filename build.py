@@ -161,14 +161,15 @@ def load_answers() -> dict:
 def initial_view() -> dict:
     """The default view's estimate, computed now with CPython, so the first numbers are in the
     page before Pyodide has booted (the worker computes the same thing later)."""
-    from engine.page.view import DEFAULT_VIEW, estimate_view
+    from engine.page.fields import DEFAULT_VIEW
+    from engine.page.view import estimate_view
 
     return {"view": DEFAULT_VIEW, **estimate_view(DEFAULT_VIEW)}
 
 
 def view_fields() -> dict:
     """The page's URL-state schema, from the engine (one definition for both sides)."""
-    from engine.page.view import VIEW_FIELDS
+    from engine.page.fields import VIEW_FIELDS
 
     return VIEW_FIELDS
 

@@ -33,7 +33,7 @@ def query(**view) -> str:
 def show(page, q: str = "", timeout: int = 30_000) -> dict:
     """Move the page to the view of query string ``q`` and wait until its numbers and its
     background work (charts, marks, advice) are there. Returns the engine's view for it."""
-    from engine.page.view import view_from_query
+    from engine.page.query import view_from_query
 
     base = page.url.split("?")[0]
     page.evaluate(SHOW_URL, base + q)
@@ -52,7 +52,7 @@ def settle(page, timeout: int = 60_000) -> None:
 
 def page_view(page) -> dict:
     """The view in the page's URL, as the engine reads it."""
-    from engine.page.view import view_from_query
+    from engine.page.query import view_from_query
 
     return view_from_query(urlsplit(page.url).query)
 

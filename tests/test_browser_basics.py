@@ -90,7 +90,7 @@ def test_page_numbers_equal_the_cli(app, hardware, model, quant, prompt):
 
 def view_of(page) -> dict:
     """The page's view, read back from its URL (the state a copied link carries)."""
-    from engine.page.view import DEFAULT_VIEW, VIEW_FIELDS
+    from engine.page.fields import DEFAULT_VIEW, VIEW_FIELDS
 
     query = parse_qs(urlsplit(page.url).query)
     view = dict(DEFAULT_VIEW)

@@ -93,7 +93,8 @@ def test_build_is_reproducible(tmp_path):
 
 
 def test_initial_estimate_is_the_engines(built_site):
-    from engine.page.view import DEFAULT_VIEW, estimate_view
+    from engine.page.fields import DEFAULT_VIEW
+    from engine.page.view import estimate_view
 
     html = (built_site / "index.html").read_text()
     initial = json.loads(re.search(r'id="initial-view">(.*?)</script>', html).group(1))

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import run_cli
 from engine import EngineInputError, estimate
-from engine.page.view import DEFAULT_VIEW, estimate_view
+from engine.page.fields import DEFAULT_VIEW
+from engine.page.view import estimate_view
 
 BASE = {"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
 

@@ -1,4 +1,4 @@
-"""The page's engine side in CPython: the view -> request mapping (engine/page/view.py), the command
+"""The page's engine side in CPython: the view -> request mapping (engine/page/view.py, fields.py, lanes.py, query.py, commands.py), the command
 lines shown on the page, and the page-level computations (engine/page/explore.py). No numbers are
 hard-coded: everything is checked against engine.estimate() itself."""
 
@@ -12,7 +12,11 @@ import pytest
 from conftest import run_cli
 from engine import EngineInputError, estimate
 from engine.page.explore import USE_CASES, advice, agent, marks, reverse, sweep_batch, sweep_context, sweep_hardware, sweep_models, verdicts
-from engine.page.view import DEFAULT_VIEW, VIEW_FIELDS, check_commands, cli_command, lane_views, parse_lane, request_for_view, view_from_query
+from engine.page.commands import check_commands, cli_command
+from engine.page.fields import DEFAULT_VIEW, VIEW_FIELDS
+from engine.page.lanes import lane_views, parse_lane
+from engine.page.query import view_from_query
+from engine.page.view import request_for_view
 
 REASONING_MODEL = "qwen3-8b"
 MOE_MODEL = "qwen3-30b-a3b"

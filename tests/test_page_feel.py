@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from engine.page.view import estimate_view, lane_views
+from engine.page.lanes import lane_views
+from engine.page.view import estimate_view
 from pagekit import query, settle, show, value
 from test_browser_basics import CLICK_RUN, RECORD_STREAM
 
@@ -96,7 +97,7 @@ def test_answer_kinds_have_their_own_token_density(app):
         show(page, query(answer=kind) if kind != "chat" else "")
         notes[kind] = page.inner_text("#answer-note")
         assert "o200k_base" in page.inner_text('[data-testid="tokens-note"]')
-    from engine.page.view import answers
+    from engine.page.fields import answers
 
     density = {k: len("".join(a["tokens"])) / len(a["tokens"]) for k, a in answers().items()}
     assert density["code"] != density["chat"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import BOOT_TIMEOUT_MS
-from engine.page.view import estimate_view, lane_views
+from engine.page.lanes import lane_views
+from engine.page.view import estimate_view
 from pagekit import SHOW_URL, axe_violations, page_view, query, settle, show, value
 
 pytestmark = pytest.mark.browser

@@ -1,4 +1,4 @@
-"""Hostile input to the engine's page-facing functions (engine/page/view.py, engine/page/explore.py) and to
+"""Hostile input to the engine's page-facing functions (engine/page/: fields, view, lanes, query, commands, explore) and to
 engine.page.handle, the worker's JSON boundary: every call either answers with finite, non-negative
 numbers or raises EngineInputError with a message (through handle: {"ok": false, "error"} that
 is never an "internal error"). Hypothesis generates the inputs; the example counts are in the
@@ -16,23 +16,11 @@ from hypothesis import strategies as st
 from engine import EngineInputError
 from engine.page import handle
 from engine.page.explore import AGENT_INPUTS, functions, quant_for, verdicts
-from engine.page.view import (
-    DEFAULT_VIEW,
-    VIEW_FIELDS,
-    check_commands,
-    check_view,
-    cli_command,
-    custom_hardware,
-    custom_model,
-    default_draft,
-    estimate_view,
-    is_reasoning,
-    json_depth,
-    lane_views,
-    parse_lane,
-    parse_query,
-    request_for_view,
-)
+from engine.page.commands import check_commands, cli_command
+from engine.page.fields import DEFAULT_VIEW, VIEW_FIELDS, check_view, json_depth
+from engine.page.lanes import lane_views, parse_lane
+from engine.page.query import parse_query
+from engine.page.view import custom_hardware, custom_model, default_draft, estimate_view, is_reasoning, request_for_view
 
 #: Examples per property (the README quotes their sum).
 EXAMPLES = {"views": 1500, "estimates": 400, "explore": 600, "handle": 1500, "queries": 1500, "helpers": 400}

@@ -20,7 +20,8 @@ import pytest
 
 import build
 from conftest import BOOT_TIMEOUT_MS, loopback_url, serving
-from engine.page.view import estimate_view, view_from_query
+from engine.page.query import view_from_query
+from engine.page.view import estimate_view
 from pagekit import settle
 
 pytestmark = pytest.mark.browser

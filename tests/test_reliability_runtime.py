@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from conftest import BOOT_TIMEOUT_MS
-from engine.page.view import DEFAULT_VIEW, estimate_view
+from engine.page.fields import DEFAULT_VIEW
+from engine.page.view import estimate_view
 from pagekit import SHOW_URL, settle
 
 pytestmark = pytest.mark.browser

@@ -1,7 +1,7 @@
 """URL state under attack. Thousands of random and hostile query strings (markup and script,
 prototype keys, huge values, NaN/Infinity, negative and absurd numbers, unknown ids, broken
 percent-encoding, duplicates) go through the page's own parser (state.js + schema.js, evaluated
-in Chromium many at a time) and through engine/page/view.py parse_query, which must agree exactly;
+in Chromium many at a time) and through engine/page/query.py parse_query, which must agree exactly;
 then hostile links go through the whole page: no dialog, no injected element, no "NaN",
 "Infinity" or "undefined" on screen, defaults in place and a notice naming what was ignored.
 The counts are in the README's "Reliability and security" section."""
@@ -17,7 +17,8 @@ import pytest
 
 from conftest import BOOT_TIMEOUT_MS
 from engine.listing import list_catalog
-from engine.page.view import MAX_QUERY_LENGTH, VIEW_FIELDS, answers, parse_query
+from engine.page.fields import MAX_QUERY_LENGTH, VIEW_FIELDS, answers
+from engine.page.query import parse_query
 from pagekit import SHOW_URL, settle, show
 
 pytestmark = pytest.mark.browser

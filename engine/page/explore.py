@@ -3,7 +3,7 @@ pickers, the reverse hardware search, the agent task estimate, use-case verdicts
 
 Everything here is built on :func:`engine.api.estimate` and the catalog loaders only, so it never
 disagrees with the main numbers. Each function takes one dict (``{"view": <page view>, ...}``,
-see view.py) and returns plain data; the worker reaches them through ``engine.handle``. Long
+see fields.py) and returns plain data; the worker reaches them through ``engine.handle``. Long
 lists come in chunks (``offset``/``limit``) so that one call stays short and the page's own
 recompute never waits long behind background work.
 """
@@ -18,7 +18,8 @@ from ..errors import EngineInputError
 from ..hardware import load_hardware
 from ..models import load_models
 from ..quant import load_quants
-from .view import check_view, default_draft, request_for_view
+from .fields import check_view
+from .view import default_draft, request_for_view
 
 #: How fast is fast enough (seed 002, physics.md section 10): usable decode speed per use, in
 #: tokens/s. ``low`` is where the use starts to work, ``high`` where it is comfortable.

@@ -1,4 +1,4 @@
-// The URL-state schema: the engine's view fields (engine/view.py, rendered into the page by the
+// The URL-state schema: the engine's view fields (engine/page/fields.py, rendered into the page by the
 // build) with a validator each, built from the catalogs the page carries.
 
 import { choiceField, idField, intField, jsonField, laneField, numberField, textField } from "./state.js";
@@ -40,7 +40,7 @@ export function buildSchema(viewFields, catalog, answers) {
   );
 }
 
-/** A lane's view: the main view with the lane's non-empty parts (engine/view.py parse_lane). */
+/** A lane's view: the main view with the lane's non-empty parts (engine/page/lanes.py parse_lane). */
 export function laneView(main, laneText) {
   const view = { ...main, lane1: "", lane2: "", lane3: "" };
   laneText.split(LANE_SEPARATOR).forEach((value, i) => {

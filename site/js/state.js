@@ -3,17 +3,17 @@
 // Parsing is strict and total: every key has a validator; a value it rejects (unknown id, not a
 // number, out of range, absurdly long) is dropped in favour of the default and reported, so the
 // page can say what it ignored. Nothing from the URL is ever inserted as markup.
-// engine/view.py parse_query reads a query string exactly the same way (the tests compare them).
+// engine/page/query.py parse_query reads a query string exactly the same way (the tests compare them).
 
 /** Longest value accepted for a key that does not set its own maxLength (ids and numbers are
  *  far shorter; a pasted config.json sets its own). */
 const MAX_VALUE_LENGTH = 200;
 /** A link longer than this is refused whole rather than cut (a cut value could still parse,
  *  silently wrong): the longest valid one holds a 20,000-character config.json percent-encoded at
- *  up to 9 characters per character, plus the other settings (engine/view.py MAX_QUERY_LENGTH). */
+ *  up to 9 characters per character, plus the other settings (engine/page/fields.py MAX_QUERY_LENGTH). */
 export const MAX_QUERY_LENGTH = 200000;
 /** A config.json nests a few levels; deeper text is refused before it is parsed
- *  (engine/view.py MAX_JSON_DEPTH). */
+ *  (engine/page/fields.py MAX_JSON_DEPTH). */
 export const MAX_JSON_DEPTH = 16;
 /** An ignored key is quoted in the notice with at most this many characters. */
 const SHOWN_KEY_LENGTH = 40;
@@ -68,7 +68,7 @@ export function textField(maxLength) {
   };
 }
 
-/** How deeply brackets nest in a JSON text, outside strings (engine/view.py json_depth). */
+/** How deeply brackets nest in a JSON text, outside strings (engine/page/fields.py json_depth). */
 export function jsonDepth(text) {
   let depth = 0;
   let deepest = 0;

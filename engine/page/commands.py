@@ -1,0 +1,153 @@
+"""Command lines for a request: the ``python -m engine estimate`` line that reproduces its numbers,
+and the llama-bench / llama-server / mlx-lm / ollama commands that check it on real hardware."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from ..errors import EngineInputError
+from ..request import KNOWN_KEYS, parse_options
+from .fields import _shown
+
+#: ``python -m engine estimate`` flags for request keys that take a value.
+CLI_FLAGS = {
+    "hardware": "--hardware",
+    "model": "--model",
+    "quant": "--quant",
+    "engine": "--engine",
+    "prompt_tokens": "--prompt",
+    "gen_tokens": "--gen",
+    "depth": "--depth",
+    "batch": "--batch",
+    "threads": "--threads",
+    "gpus": "--gpus",
+    "split": "--split",
+    "slot_pcie_gen": "--slot-pcie-gen",
+    "slot_pcie_lanes": "--slot-pcie-lanes",
+    "gpu_layers": "--gpu-layers",
+    "kv_quant": "--kv-quant",
+    "draft": "--draft",
+    "draft_tokens": "--draft-tokens",
+    "workload": "--workload",
+    "reasoning_tokens": "--reasoning",
+}
+#: Flags for request keys that are switches.
+CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp", "nvlink": "--nvlink"}
+
+
+def _check_request(request: dict) -> None:
+    """A request as estimate() takes it: every option valid, hardware and model names or dicts."""
+    unknown = sorted(_shown(key) for key in request if key not in KNOWN_KEYS) if isinstance(request, dict) else []
+    if unknown:
+        raise EngineInputError(f"unknown request key(s): {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+    parse_options(request)
+    for key in ("hardware", "model"):
+        if not isinstance(request[key], (str, dict)):
+            raise EngineInputError(f"{key} must be a name or an object, got {_shown(request[key])}", field=key)
+    if not isinstance(request["quant"], str):
+        raise EngineInputError(f"quant must be a name, got {_shown(request['quant'])}", field="quant")
+
+
+def _check_result(result: dict) -> None:
+    """The parts of an estimate() result the check commands read."""
+    model = result.get("model") if isinstance(result, dict) else None
+    ok = (
+        isinstance(model, dict) and isinstance(model.get("name"), str)
+        and isinstance(model.get("layers", 0), int) and not isinstance(model.get("layers", 0), bool)
+        and isinstance(result.get("quant"), str) and isinstance(result.get("engine"), str)
+    )
+    if not ok:
+        raise EngineInputError("expected the result of estimate() for this request")
+
+
+def cli_command(request: dict) -> str:
+    """The command line that reproduces a request's numbers: ``python -m engine estimate``
+    (custom hardware as ``--hardware-json``), or, for a pasted config.json (the page has no file
+    to name), the same request through the Python API."""
+    _check_request(request)
+    request = {key: value for key, value in request.items() if key != "schedule"}
+    if isinstance(request["model"], dict):
+        program = "import json, sys, engine; print(json.dumps(engine.estimate(json.loads(sys.argv[1])), indent=2))"
+        return shlex.join(["python", "-c", program, json.dumps(request, separators=(",", ":"))])
+    parts = ["python", "-m", "engine", "estimate"]
+    for key, flag in CLI_FLAGS.items():
+        value = request.get(key)
+        if key == "hardware" and isinstance(value, dict):
+            parts += ["--hardware-json", json.dumps(value, separators=(",", ":"))]
+        elif value not in (None, "", 0):
+            parts += [flag, str(value)]
+    for key, flag in CLI_SWITCHES.items():
+        if request.get(key):
+            parts.append(flag)
+    return shlex.join(parts + ["--json"])
+
+
+def _gguf_name(request: dict, result: dict) -> str:
+    return f"{result['model']['name'].replace(' ', '-')}-{result['quant']}.gguf"
+
+
+def _llama_common(request: dict, result: dict) -> list[str]:
+    """llama.cpp flags shared by llama-bench and llama-server for this placement."""
+    flags = []
+    layers = result["model"].get("layers") or 0
+    if request.get("gpu_layers") is not None:
+        flags += ["-ngl", str(round(request["gpu_layers"] * layers))]
+    else:
+        flags += ["-ngl", "99"]
+    if request.get("expert_offload"):
+        flags += ["-ncmoe", str(layers or 99)]
+    if request.get("gpus", 1) > 1:
+        flags += ["-sm", "row" if request.get("split") in ("row", "tensor") else "layer"]
+    kv = request.get("kv_quant")
+    if kv:
+        flags += ["-ctk", kv, "-ctv", kv]
+    if request.get("threads"):
+        flags += ["-t", str(request["threads"])]
+    return flags
+
+
+def check_commands(request: dict, result: dict) -> list[dict]:
+    """Commands a user runs to check this prediction on real hardware (physics.md section 11:
+    llama-bench's pp/tg figures, llama-server's per-request timings), with what to compare."""
+    _check_request(request)
+    _check_result(result)
+    gguf = _gguf_name(request, result)
+    prompt = request["prompt_tokens"]
+    depth = request.get("depth", 0)
+    bench = ["llama-bench", "-m", gguf, "-p", str(prompt), "-n", "128"]
+    if depth:
+        bench += ["-d", str(depth)]
+    bench += _llama_common(request, result) + ["-fa", "1"]
+    context = depth + prompt + request["gen_tokens"] + request.get("reasoning_tokens", 0)
+    server = ["llama-server", "-m", gguf, "-c", str(max(4096, context)), "--port", "8080"]
+    server += _llama_common(request, result) + ["-fa", "on"]
+    if request.get("draft"):
+        server += ["-md", f"{request['draft']}-{result['quant']}.gguf", "--draft-max", str(request.get("draft_tokens", 4))]
+    if request.get("batch", 1) > 1:
+        server += ["-np", str(request["batch"])]
+    commands = [
+        {
+            "tool": "llama-bench",
+            "command": shlex.join(bench),
+            "compare": f"tg128 against decode, pp{prompt} against prefill",
+        },
+        {
+            "tool": "llama-server",
+            "command": shlex.join(server),
+            "compare": "then measure it from this page (below), or read the eval and prompt-eval tok/s it logs per request",
+        },
+    ]
+    if result["engine"] == "mlx-lm":
+        commands.append({
+            "tool": "mlx-lm",
+            "command": shlex.join(["mlx_lm.generate", "--model", f"<mlx repo of {result['model']['name']}>", "--prompt", "Hello", "--max-tokens", "256"]),
+            "compare": "its Generation tokens-per-sec against decode, Prompt tokens-per-sec against prefill",
+        })
+    if result["engine"] == "Ollama":
+        commands.append({
+            "tool": "ollama",
+            "command": shlex.join(["ollama", "run", "<model>", "--verbose"]),
+            "compare": "eval rate against decode, prompt eval rate against prefill",
+        })
+    return commands

@@ -1,0 +1,155 @@
+"""The page's view schema: the settings a visitor picks (``VIEW_FIELDS``), their limits, and the
+check every view passes before it becomes a request (view.py), a race (lanes.py) or a URL (query.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import cache
+
+from ..catalog import DATA_DIR
+from ..errors import EngineInputError
+from ..quant import KV_TYPES
+from ..request import SPLITS, WORKLOADS
+
+#: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
+#: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
+#: question; 600 keeps the thinking phase visible without dwarfing the answer.
+DEFAULT_THINK_TOKENS = 600
+
+#: PCIe slots (or risers) a view can name, as (generation, lanes); "card" = the card's own link.
+SLOTS = {"card": (None, None), "5x16": (5, 16), "4x16": (4, 16), "4x8": (4, 8), "4x4": (4, 4), "3x16": (3, 16), "3x8": (3, 8), "3x4": (3, 4), "3x1": (3, 1)}
+
+#: View keys, their defaults and meaning. The page reads this table (rendered into it by the
+#: build) to parse and write its URL; ``kind`` names the validator (state.js).
+VIEW_FIELDS = {
+    "hw": {"default": "rtx-4090", "kind": "hardware", "doc": "hardware id, or 'custom' (the hw_* fields)"},
+    "model": {"default": "llama-3.1-8b", "kind": "model", "doc": "model id, or 'custom' (cfg)"},
+    "quant": {"default": "Q4_K_M", "kind": "quant", "doc": "weight format name"},
+    "engine": {"default": "", "kind": "engine", "doc": "engine id; empty = the device's usual one"},
+    "prompt": {"default": 512, "kind": "int", "min": 1, "max": 1_000_000, "doc": "prompt tokens"},
+    "answer": {"default": "chat", "kind": "answer", "doc": "which canned answer to stream"},
+    "depth": {"default": 0, "kind": "int", "min": 0, "max": 1_000_000, "doc": "tokens already in the chat (KV cache)"},
+    "kv": {"default": "f16", "kind": "choice", "choices": list(KV_TYPES), "doc": "KV-cache type"},
+    "gpus": {"default": 1, "kind": "int", "min": 1, "max": 16, "doc": "identical devices used together"},
+    "split": {"default": "layer", "kind": "choice", "choices": list(SPLITS), "doc": "how several devices share the model"},
+    "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "doc": "NVLink bridges fitted between the cards (bridged models only)"},
+    "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
+    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
+    "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
+    "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
+    "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},
+    "draft_n": {"default": 4, "kind": "int", "min": 1, "max": 16, "doc": "tokens drafted per cycle"},
+    "workload": {"default": "chat", "kind": "choice", "choices": list(WORKLOADS), "doc": "sets the draft acceptance"},
+    "batch": {"default": 1, "kind": "int", "min": 1, "max": 256, "doc": "concurrent requests"},
+    "threads": {"default": 0, "kind": "int", "min": 0, "max": 1024, "doc": "CPU threads of a CPU device (llama.cpp -t); 0 = its physical cores"},
+    "think": {"default": DEFAULT_THINK_TOKENS, "kind": "int", "min": 0, "max": 32_768, "doc": "thinking tokens (reasoning models)"},
+    "hw_name": {"default": "My hardware", "kind": "text", "max_length": 60, "doc": "custom hardware: name"},
+    "hw_kind": {"default": "gpu", "kind": "choice", "choices": ["gpu", "soc", "cpu"], "doc": "custom hardware: kind"},
+    "hw_mem": {"default": 24, "kind": "number", "min": 0.5, "max": 4096, "doc": "custom hardware: memory in GiB"},
+    "hw_bw": {"default": 1000, "kind": "number", "min": 1, "max": 20000, "doc": "custom hardware: bandwidth in GB/s"},
+    "hw_tf": {"default": 80, "kind": "number", "min": 0.005, "max": 20000, "doc": "custom hardware: FP16 TFLOPS"},
+    "cfg": {"default": "", "kind": "json", "max_length": 20_000, "doc": "custom model: its config.json"},
+    "lane1": {"default": "", "kind": "lane", "doc": "race lane 2: hw*model*quant*engine*spec (empty part = as above)"},
+    "lane2": {"default": "", "kind": "lane", "doc": "race lane 3"},
+    "lane3": {"default": "", "kind": "lane", "doc": "race lane 4"},
+}
+DEFAULT_VIEW = {key: spec["default"] for key, spec in VIEW_FIELDS.items()}
+LANE_KEYS = ("lane1", "lane2", "lane3")
+#: The parts of a lane, in order; an empty part keeps the main view's value.
+LANE_PARTS = ("hw", "model", "quant", "engine", "spec")
+LANE_SEPARATOR = "*"
+#: View kinds whose value is a catalog id (or an answer's name); which may be empty.
+ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft")
+EMPTY_ALLOWED = ("engine", "draft")
+#: Longest id or name a view may carry (catalog ids are far shorter; state.js uses the same).
+MAX_NAME_LENGTH = 200
+#: A pasted config.json nests a few levels (rope_scaling, text_config, quantization_config); a
+#: deeper one is refused before it is parsed, so no reader recurses without bound (state.js too).
+MAX_JSON_DEPTH = 16
+#: A page link longer than this is refused whole rather than cut (a cut value could still parse,
+#: silently wrong): the longest valid one is a 20,000-character config.json percent-encoded at up
+#: to 9 characters per character, plus the other settings (state.js uses the same).
+MAX_QUERY_LENGTH = 200_000
+
+
+@cache
+def answers() -> dict:
+    """The canned answers and their token strings (data/answers/tokens.json)."""
+    return json.loads((DATA_DIR / "answers" / "tokens.json").read_text(encoding="utf-8"))["answers"]
+
+
+
+def json_depth(text: str) -> int:
+    """How deeply brackets nest in a JSON text, outside strings (state.js jsonDepth is the same)."""
+    if not isinstance(text, str):
+        raise EngineInputError(f"a JSON text must be text, got {_shown(text)}", field="cfg")
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refuse_constant(name: str):
+    """JSON has no NaN or Infinity (Python's reader accepts them; the page's does not)."""
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+def _shown(value) -> str:
+    """A bad value as an error message quotes it: short, whatever it is."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_value(key: str, value):
+    """One view setting as JSON gives it, checked against VIEW_FIELDS; returns it normalised."""
+    spec = VIEW_FIELDS[key]
+    kind = spec["kind"]
+    if kind in ("int", "number"):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        whole = number and (kind == "number" or value == int(value))
+        if not whole or not spec["min"] <= value <= spec["max"]:
+            what = "a whole number" if kind == "int" else "a number"
+            raise EngineInputError(f"{key} must be {what} from {spec['min']:g} to {spec['max']:g}, got {_shown(value)}", field=key)
+        return int(value) if kind == "int" else value
+    if not isinstance(value, str):
+        raise EngineInputError(f"{key} must be text, got {_shown(value)}", field=key)
+    if kind == "choice" and value not in spec["choices"]:
+        raise EngineInputError(f"{key} must be one of {', '.join(spec['choices'])}, got {_shown(value)}", field=key)
+    if len(value) > spec.get("max_length", MAX_NAME_LENGTH * (len(LANE_PARTS) if kind == "lane" else 1)):
+        raise EngineInputError(f"{key} is too long ({len(value):,} characters)", field=key)
+    if kind == "text" and _CONTROL.search(value):
+        raise EngineInputError(f"{key} must not contain control characters", field=key)
+    if kind in ID_KINDS and not value and kind not in EMPTY_ALLOWED:
+        raise EngineInputError(f"{key} must not be empty", field=key)
+    return value
+
+
+def check_view(view: dict) -> dict:
+    """The complete view (missing settings take their defaults) after checking every setting's
+    type and range; unknown settings and bad values raise EngineInputError naming the setting."""
+    if not isinstance(view, dict):
+        raise EngineInputError("a view must be an object")
+    unknown = sorted(_shown(key) for key in view if key not in VIEW_FIELDS)
+    if unknown:
+        raise EngineInputError(f"unknown view setting(s): {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}")
+    return {**DEFAULT_VIEW, **{key: _check_value(key, value) for key, value in view.items()}}
+
+
+_CONTROL = re.compile("[\u0000-\u001f\u007f]")
