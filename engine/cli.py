@@ -36,7 +36,7 @@ def _add_estimate(sub) -> None:
     p.add_argument("--gen", type=int, default=128, help="tokens to generate (128)")
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (1)")
     p.add_argument("--threads", type=int, help="CPU threads of a CPU device, llama.cpp -t (default: its physical cores)")
-    p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1)")
+    p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1); on a CPU, the sockets of one server")
     p.add_argument("--split", choices=SPLITS, default="layer", help="how several devices share the model")
     p.add_argument("--nvlink", action="store_true", default=None, help="NVLink bridges are fitted between the cards")
     p.add_argument("--slot-pcie-gen", type=int, help="PCIe generation of the slots/risers (default: the card's)")

@@ -48,6 +48,12 @@ SCHEMA = (
     Field("gpu_clock_mhz", float, lo=100, hi=4000),
     Field("cpu_cores", int, lo=1, hi=1024),
     Field("cpu_threads", int, lo=1, hi=2048),
+    Field("cpu_p_cores", int, lo=1, hi=1024),
+    Field("cpu_base_clock_ghz", float, lo=0.5, hi=7),
+    Field("cpu_boost_clock_ghz", float, lo=0.5, hi=7),
+    Field("cpu_fp32_flops_per_cycle", int, lo=4, hi=256),
+    Field("cpu_isa", list),
+    Field("cpu_ccds", int, lo=1, hi=64),
     Field("pcie_gen", int, lo=1, hi=7),
     Field("pcie_lanes", int, lo=1, hi=32),
     Field("nvlink_gbs", float, lo=1, hi=10000),
@@ -60,6 +66,16 @@ SCHEMA = (
     Field("source", str, required=True),
     Field("sources", dict),
     Field("notes", str),
+)
+
+#: Vector and matrix instruction sets a CPU entry may list (``cpu_isa``), the ones ggml's CPU
+#: kernels choose between (ggml/src/ggml-cpu: arch/x86, arch/arm, amx/, llamafile/sgemm.cpp):
+#: x86 AVX2 (int8 through vpmaddubsw), AVX-VNNI / AVX-512 VNNI (vpdpbusd), AVX-512 BF16
+#: (vdpbf16ps), AMX (tile int8/bf16 multiply); Arm NEON, dot product (sdot), int8 matrix multiply
+#: (smmla), BF16 (bfmmla), SVE, SME; RISC-V vector (RVV).
+CPU_ISAS = (
+    "avx2", "avx-vnni", "avx512", "avx512-vnni", "avx512-bf16", "amx",
+    "neon", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme", "rvv",
 )
 
 #: PCIe bandwidth per lane and direction, GB/s, by generation (after 128b/130b encoding; PCI-SIG
@@ -100,6 +116,19 @@ class Device:
     gpu_clock_mhz: float | None = None
     cpu_cores: int | None = None
     cpu_threads: int | None = None
+    #: Performance cores of a hybrid part (the rest are efficiency cores); None = all alike.
+    cpu_p_cores: int | None = None
+    #: Base clock (what the vendor guarantees with every core busy) and the highest single-core
+    #: boost, GHz (of the performance cores on a hybrid part).
+    cpu_base_clock_ghz: float | None = None
+    cpu_boost_clock_ghz: float | None = None
+    #: FP32 FLOP per cycle of one (performance) core: FMA pipes x lanes x 2.
+    cpu_fp32_flops_per_cycle: int | None = None
+    cpu_isa: tuple[str, ...] = ()
+    #: Core chiplets that each reach memory over their own link (AMD CCDs); None = monolithic.
+    cpu_ccds: int | None = None
+    #: Sockets of a multi-socket CPU server (cores, FLOPS and memory summed; see system.py).
+    cpu_sockets: int = 1
     pcie_gen: int | None = None
     pcie_lanes: int | None = None
     nvlink_gbs: float | None = None
@@ -164,6 +193,28 @@ def _check_nvlink(entry_id: str, raw: dict) -> None:
         raise CatalogError(f"hardware {entry_id!r}: give nvlink_gbs and nvlink_cards together (nvlink_bridge only with them)")
 
 
+def _check_cpu(entry_id: str, raw: dict) -> None:
+    """CPU fields agree with each other: a known ISA, P-cores fewer than cores, boost >= base, and
+    on parts with one kind of core the vector peak is cores x base clock x FLOP per cycle."""
+    unknown = [isa for isa in raw.get("cpu_isa", []) if isa not in CPU_ISAS]
+    if unknown:
+        raise CatalogError(f"hardware {entry_id!r}: unknown cpu_isa {unknown} (known: {', '.join(CPU_ISAS)})")
+    cores = raw.get("cpu_cores")
+    if raw.get("cpu_p_cores") is not None and (cores is None or raw["cpu_p_cores"] >= cores):
+        raise CatalogError(f"hardware {entry_id!r}: cpu_p_cores must be fewer than cpu_cores (hybrid parts only)")
+    base, boost = raw.get("cpu_base_clock_ghz"), raw.get("cpu_boost_clock_ghz")
+    if base and boost and boost < base:
+        raise CatalogError(f"hardware {entry_id!r}: cpu_boost_clock_ghz is below cpu_base_clock_ghz")
+    per_cycle = raw.get("cpu_fp32_flops_per_cycle")
+    if raw.get("kind") == "cpu" and per_cycle and base and cores and "cpu_p_cores" not in raw:
+        derived = cores * base * per_cycle / 1000
+        stated = raw.get("fp32_tflops", raw["fp16_tflops"])
+        if abs(derived - stated) / stated > 0.03:
+            raise CatalogError(
+                f"hardware {entry_id!r}: fp32_tflops {stated} disagrees with cores x base clock x FLOP/cycle = {derived:.3f}"
+            )
+
+
 def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
     """One (id, entry) per memory size."""
     has_single = "memory_gib" in raw
@@ -198,14 +249,16 @@ def load_hardware() -> dict[str, Device]:
         validate_entry("hardware", entry_id, raw, SCHEMA)
         _check_bandwidth_arithmetic(entry_id, raw)
         _check_nvlink(entry_id, raw)
+        _check_cpu(entry_id, raw)
         for variant_id, variant in _variants(entry_id, raw):
             if variant_id in devices:
                 raise CatalogError(f"duplicate hardware id {variant_id!r}")
-            fields = {k: v for k, v in variant.items() if k not in ("aliases", "sources")}
+            fields = {k: v for k, v in variant.items() if k not in ("aliases", "sources", "cpu_isa")}
             fields.setdefault("status", "released")
             devices[variant_id] = Device(
                 id=variant_id,
                 aliases=tuple(variant["aliases"]),
+                cpu_isa=tuple(variant.get("cpu_isa", ())),
                 sources=dict(variant.get("sources", {})),
                 base_id=entry_id,
                 **fields,

@@ -47,7 +47,9 @@ def _close(a: float, b: float) -> bool:
 def find(system, test: str, tokens: int, depth: int) -> dict | None:
     """The measured point closest to this set-up, or None."""
     split = system.options.split if system.gpus > 1 else "none"
-    key = (system.device.id, system.model.id, system.quant.name, system.engine.id, system.backend, system.gpus, split, test)
+    # Devices as the rows count them: cards, or the sockets of a CPU server.
+    devices = system.gpus * system.device.cpu_sockets
+    key = (system.device.id, system.model.id, system.quant.name, system.engine.id, system.backend, devices, split, test)
     candidates = [
         p for p in load_points().get(key, [])
         if p["batch"] == system.options.batch and _close(p["depth"], depth) and (test == "tg" or _close(p["n_tokens"], tokens))

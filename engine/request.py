@@ -16,7 +16,7 @@ prompt_tokens      tokens to prefill                                          51
 depth              tokens already in the KV cache before the prompt          0
 gen_tokens         tokens to generate                                         128
 batch              concurrent sequences                                       1
-gpus               identical devices used together                            1
+gpus               identical devices used together (CPU: sockets)            1
 split              ``layer``, ``row`` or ``tensor``                           ``layer``
 nvlink             NVLink bridges fitted between the cards (bridged models)   None = built-in
                                                                               links only

@@ -4,7 +4,8 @@ from a request and checked for consistency, with the weights placed (offload dec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .arch import Architecture, architecture_from_config
@@ -31,9 +32,91 @@ from .weights import WeightProfile, weight_profile
 DEFAULT_HOST = "AMD Ryzen 9 7950X 64GB"
 
 
-def resolve_device(name: str) -> Device:
+def _lookup(name: str) -> Device:
     devices = load_hardware()
     return devices[resolve(hardware_index(), name, field="hardware", display={k: d.name for k, d in devices.items()})]
+
+
+#: A trailing qualifier in parentheses: "Orange Pi 5 (RK3588)", "AMD EPYC 9R14 (cloud VM, 2 cores)".
+QUALIFIER = re.compile(r"^(.*\S)\s*\(([^()]*)\)\s*$")
+#: The size of a slice of a bigger CPU named in a qualifier: "2 cores", "8 vCPUs", "16 threads".
+SLICE = re.compile(r"\b(\d{1,4})\s*-?\s*(cores?|vcpus?|threads?)\b", re.IGNORECASE)
+
+
+def resolve_device(name: str) -> Device:
+    """The catalog device a name means. A name the catalog does not know may carry a qualifier in
+    parentheses: a board with its chip, ``"Board (SoC)"``, resolves to the chip when the board is
+    unknown; a slice of a bigger CPU, ``"Part (cloud VM, N cores)"``, resolves to the part cut to
+    N cores (``N vCPUs`` / ``N threads``: hardware threads, two per core where the part has SMT)."""
+    try:
+        return _lookup(name)
+    except EngineInputError:
+        match = QUALIFIER.match(name) if isinstance(name, str) else None
+        if not match:
+            raise
+    part, qualifier = match.groups()
+    try:
+        device = _lookup(part)
+    except EngineInputError:
+        # "Board (SoC)": the board is not in the catalog, its chip may be.
+        return _lookup(qualifier)
+    size = SLICE.search(qualifier)
+    if size and device.kind == "cpu":
+        return cpu_slice(device, int(size.group(1)), size.group(2).lower().startswith("core"), qualifier)
+    return device
+
+
+def cpu_slice(device: Device, count: int, cores: bool, label: str) -> Device:
+    """``count`` cores (or hardware threads) of a CPU, as a virtual machine gets them: the cores'
+    share of its FLOPS; the memory bandwidth stays the socket's (a few cores cannot draw it all:
+    roofline.cpu_bandwidth limits what the cores in use pull)."""
+    total_cores = device.cpu_cores or 1
+    smt = max(1, (device.cpu_threads or total_cores) // total_cores)
+    slice_cores = count if cores else max(1, math.ceil(count / smt))
+    slice_cores = min(slice_cores, total_cores)
+    threads = min(count, device.cpu_threads or total_cores)
+    share = slice_cores / total_cores
+    ccds = None if device.cpu_ccds is None else max(1, math.ceil(device.cpu_ccds * share))
+    return replace(
+        device,
+        name=f"{device.name} ({label.strip()})"[:120],
+        cpu_cores=slice_cores,
+        cpu_threads=max(threads, slice_cores),
+        cpu_p_cores=None,
+        cpu_ccds=ccds,
+        fp16_tflops=device.fp16_tflops * share,
+        fp32_tflops=device.fp32_tflops * share if device.fp32_tflops else None,
+    )
+
+
+#: Sockets a CPU server may have (llama.cpp runs one process across them).
+MAX_SOCKETS = 8
+
+
+def cpu_sockets(device: Device, sockets: int) -> Device:
+    """A multi-socket server of ``device``: cores, threads, FLOPS and memory add up. Memory
+    bandwidth does not: llama.cpp maps the weights once and the pages land on the node that first
+    touches them (Linux first-touch placement), so threads on the other socket read across the
+    socket link; llama.cpp's own ``--numa`` documentation calls multi-socket gains "not
+    guaranteed". The calibration's dual-socket rows (2x Xeon Gold 6138, 2x Xeon E5-2690 v3)
+    decode below one socket's bandwidth, so the prior is one socket's bandwidth."""
+    if sockets == 1:
+        return device
+    if sockets > MAX_SOCKETS:
+        raise EngineInputError(f"{device.name}: at most {MAX_SOCKETS} sockets", field="gpus")
+    scale = lambda value: None if value is None else value * sockets  # noqa: E731
+    return replace(
+        device,
+        name=f"{sockets}x {device.name}",
+        memory_gib=device.memory_gib * sockets,
+        cpu_cores=scale(device.cpu_cores),
+        cpu_threads=scale(device.cpu_threads),
+        cpu_p_cores=scale(device.cpu_p_cores),
+        cpu_ccds=scale(device.cpu_ccds),
+        fp16_tflops=device.fp16_tflops * sockets,
+        fp32_tflops=scale(device.fp32_tflops),
+        cpu_sockets=sockets,
+    )
 
 
 #: What a custom device must and may state (units as in the catalog, data/README.md).
@@ -276,7 +359,11 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     engine = engine_for_format(engine, backend, quant.kind)
     if options.kv_quant not in KV_TYPES:
         raise EngineInputError(f"kv_quant must be one of {', '.join(KV_TYPES)}, got {options.kv_quant!r}", field="kv_quant")
-    if options.gpus > 1 and device.kind != "gpu":
+    gpus = options.gpus
+    if gpus > 1 and device.kind == "cpu":
+        # Several CPUs are the sockets of one server, one device to the physics.
+        device, gpus = cpu_sockets(device, gpus), 1
+    if gpus > 1 and device.kind != "gpu":
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
     _check_links(options, device)
     host = None
@@ -292,7 +379,7 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     lineage = engine.lineage()
     return System(
         device=device,
-        gpus=options.gpus,
+        gpus=gpus,
         host=host,
         model=model,
         quant=quant,

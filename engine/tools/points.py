@@ -26,7 +26,7 @@ def build_points() -> dict:
                 system.quant.name,
                 system.engine.id,
                 system.backend,
-                system.gpus,
+                system.gpus * system.device.cpu_sockets,
                 system.options.split if system.gpus > 1 else "none",
                 case.test,
                 case.tokens,
