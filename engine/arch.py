@@ -3,7 +3,7 @@
 The same reader serves the catalog (``data/models/*.toml`` keep a verbatim subset of each model's
 config.json) and a config.json a user pastes into the page. It produces the model as a list of
 weight tensors named as llama.cpp names them in a GGUF file, so that the weight formats in
-``quant.py`` can apply llama.cpp's own per-tensor rules, plus one attention description per block
+``engine/quant/llamacpp.py`` can apply llama.cpp's own per-tensor rules, plus one attention description per block
 for the KV cache and the attention FLOPs.
 
 Tensor names follow llama.cpp's ``LLM_TENSOR_*`` GGUF names (src/llama-arch.cpp):

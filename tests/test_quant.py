@@ -1,4 +1,4 @@
-"""Weight formats (engine/quant.py, data/quants.toml): block sizes, llama.cpp recipes, published sizes."""
+"""Weight formats (engine/quant/, data/quants.toml): block sizes, llama.cpp recipes, published sizes."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ GB = 1e9
 
 #: (elements per block, bytes per block) from the static_asserts on ggml's block structs,
 #: ggml/src/ggml-common.h (llama.cpp commit 01243c58), written out by hand here so that a typo
-#: in engine/quant.py's layout arithmetic fails.
+#: in engine/quant/storage.py's layout arithmetic fails.
 GGML_BLOCKS = {
     "f32": (1, 4), "f16": (1, 2), "bf16": (1, 2),
     "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34), "q8_1": (32, 36),

@@ -3,7 +3,7 @@
 Every block has biased q/k/v/o projections, one learned attention sink per head, and a routed-expert
 MLP (top-4, SwiGLU with biases, no shared expert). ``layer_types`` alternates
 ``sliding_attention`` (a 128-token window, ``sliding_window``) and ``full_attention``. The experts
-ship as MXFP4; here they are plain tensors (the weight format is quant.py's business).
+ship as MXFP4; here they are plain tensors (the weight format is engine/quant's business).
 Tensor names and shapes follow llama.cpp (src/llama-arch.cpp, LLM_ARCH_OPENAI_MOE;
 src/models/openai-moe-iswa.cpp).
 """

@@ -1,0 +1,206 @@
+"""Recipes: the storage type each tensor of a model gets in a weight format (llama.cpp's own, Unsloth
+Dynamic on top of it, MLX, Ollama's MLX engine, layer-by-layer checkpoints, EXL3, QAT), and the bytes
+of a model in a format that follow."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from ..arch import Architecture
+from .llamacpp import llama_cpp_types
+from .roles import (
+    EMBEDDINGS,
+    LINEAR_ATTENTION_GATES,
+    ROUTERS,
+    has_linear_attention,
+    is_attention_or_shared,
+    is_embedding_or_head,
+    is_matrix_weight,
+)
+from .storage import fits, storage, tensor_size, type_bits
+
+if TYPE_CHECKING:
+    from .formats import QuantFormat
+
+
+def unsloth_dynamic_types(
+    arch: Architecture, base_ftype: str, upgrade_type: str, hybrid_upgrade_type: str, dense_hybrid_upgrade_type: str = ""
+) -> tuple[str, ...]:
+    """Unsloth Dynamic ("UD-") GGUFs: a llama.cpp recipe with the sensitive tensors raised.
+
+    Unsloth picks types per model and publishes no per-tensor table; its documentation says
+    attention, SSM and shared-expert tensors are kept at higher precision, "especially for hybrid
+    architectures" (its Qwen3.5 study). Modelled on top of ``base_ftype``, never lowering a type:
+    MoE linear-attention hybrids raise attention, SSM and shared-expert tensors to
+    ``hybrid_upgrade_type``; other MoE models (Mamba hybrids included) raise them to
+    ``upgrade_type``; dense models, hybrids included, raise the token embedding and output head
+    to ``upgrade_type``: in a dense model the attention and SSM tensors are a third of the
+    weights, and Qwen3.6-27B's UD-Q4_K_XL file (17.6 GB) is only 0.8 GB above its Q4_K_M, which
+    the embedding and head at Q8_0 account for. Where a level does raise them in dense hybrids
+    too (``dense_hybrid_upgrade_type``: UD-Q8_K_XL, 33.3 GiB for Qwen3.6-27B in llama-bench),
+    they go to that type. The errors against published file sizes are in data/quants.toml.
+    """
+    hybrid = has_linear_attention(arch)
+    if arch.is_moe:
+        target, sensitive = (hybrid_upgrade_type if hybrid else upgrade_type), is_attention_or_shared
+    elif hybrid and dense_hybrid_upgrade_type:
+        target, sensitive = dense_hybrid_upgrade_type, is_attention_or_shared
+    else:
+        target, sensitive = upgrade_type, is_embedding_or_head
+    out = []
+    for t, chosen in zip(arch.tensors, llama_cpp_types(arch, base_ftype)):
+        if sensitive(t) and storage(chosen).quantized and type_bits(target) > type_bits(chosen) and fits(t, target):
+            chosen = target
+        out.append(chosen)
+    return tuple(out)
+
+
+#: dtype non-GGUF formats keep unquantised tensors in (the checkpoints' bf16).
+DENSE = "bf16"
+
+
+def mlx_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
+    """mlx-lm / mlx-vlm ``convert -q``: nn.quantize() every Linear and Embedding whose input
+    dimension divides by the group size; MoE routers at 8-bit affine, group 64, through the
+    models' quant_predicate (mlx_lm/utils.py quantize_model; models/qwen3_moe.py ...)."""
+    out = []
+    for t in arch.tensors:
+        if not is_matrix_weight(t):
+            out.append(DENSE)
+        elif t.name in ROUTERS:
+            out.append("mlx8-g64" if fits(t, "mlx8-g64") else DENSE)
+        else:
+            out.append(weight_type if fits(t, weight_type) else DENSE)
+    return tuple(out)
+
+
+#: Ollama's GetTensorQuantization promotes these projections to 8 bits in int4 mode.
+_OLLAMA_SENSITIVE = frozenset({"attn_k", "attn_v", "ffn_down", "ffn_down_exps", "ffn_down_shexp"})
+
+
+def ollama_mlx_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
+    """Ollama's MLX engine ``int4`` (x/create/create.go GetTensorQuantization; x/create/qwen35.go).
+
+    Default policy: embeddings, norms, routers and tensors under 1024 elements stay BF16; k, v and
+    down projections go to int8 (group 64); every other aligned weight, the head included, to int4.
+    Qwen3.5 / Qwen3-Next imports use their own policy: every aligned 2-D weight of 1024+ elements,
+    embeddings and routers included, at int4.
+    """
+    qwen35 = arch.model_type.startswith(("qwen3_5", "qwen3_next"))
+    out = []
+    for t in arch.tensors:
+        if not is_matrix_weight(t) or t.rows * t.cols * t.experts < 1024 or not fits(t, weight_type):
+            out.append(DENSE)
+        elif qwen35:
+            out.append(weight_type)
+        elif t.name in EMBEDDINGS or t.name in ROUTERS:
+            out.append(DENSE)
+        elif t.name in _OLLAMA_SENSITIVE and fits(t, "mlx8-g64"):
+            out.append("mlx8-g64")
+        else:
+            out.append(weight_type)
+    return tuple(out)
+
+
+def linear_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
+    """Checkpoints quantised layer by layer (FP8, NVFP4, AWQ, GPTQ, AutoRound, compressed-tensors):
+    every Linear weight in the blocks; the embeddings, the output head, MoE routers and the
+    gated-DeltaNet alpha/beta gates stay BF16 (the ignore lists of llm-compressor, AutoAWQ,
+    ModelOpt and Ollama's NVFP4 import)."""
+    keep = EMBEDDINGS | ROUTERS | LINEAR_ATTENTION_GATES | {"output"}
+    out = []
+    for t in arch.tensors:
+        if not is_matrix_weight(t) or t.name in keep or not fits(t, weight_type):
+            out.append(DENSE)
+        else:
+            out.append(weight_type)
+    return tuple(out)
+
+
+#: exllamav3 convert.py: the output head's bits (-hb/--head_bits, default 6).
+EXL3_HEAD_BITS = 6
+
+
+def exl3_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
+    """exllamav3: every Linear layer of the blocks at the target bits, the head at 6 bits, the
+    embeddings, norms and routers in FP16 (doc/convert.md)."""
+    out = []
+    for t in arch.tensors:
+        if t.name == "output":
+            out.append(f"exl3-{EXL3_HEAD_BITS}")
+        elif not is_matrix_weight(t) or t.name in EMBEDDINGS or t.name in ROUTERS:
+            out.append("f16")
+        else:
+            out.append(weight_type)
+    return tuple(out)
+
+
+def qat_mixed_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
+    """Google's mobile QAT schema for Gemma 4: 2-bit channel-wise feed-forward weights, 4-bit
+    attention and other projections, 8-bit embeddings and head (see data/quants.toml notes: the
+    split is our reading of the announcement, not a published table)."""
+    out = []
+    for t in arch.tensors:
+        if not is_matrix_weight(t):
+            out.append(DENSE)
+        elif t.name in EMBEDDINGS or t.name == "output":
+            out.append("int8-channel")
+        elif t.name.startswith("ffn_") and t.name not in ROUTERS:
+            out.append(weight_type)
+        else:
+            out.append("int4-channel")
+    return tuple(out)
+
+
+RECIPES = {
+    "llama.cpp": None,  # these three need the file type and are dispatched in tensor_types
+    "llama.cpp-pure": None,
+    "unsloth-dynamic": None,
+    "mlx": mlx_types,
+    "ollama-mlx": ollama_mlx_types,
+    "linear": linear_types,
+    "exl3": exl3_types,
+    "qat-mixed": qat_mixed_types,
+}
+
+
+@lru_cache(maxsize=1024)
+def tensor_types(arch: Architecture, quant: QuantFormat) -> tuple[str, ...]:
+    """The storage type of each of ``arch.tensors`` in format ``quant`` ("q6_K", "f32", "mlx4-g64" ...).
+
+    Cached per (architecture, format): architectures hash by identity, formats by value. The
+    calibration fit asks for a few hundred pairs thousands of times; 1024 of them are kept.
+    """
+    if quant.recipe in ("llama.cpp", "llama.cpp-pure"):
+        return llama_cpp_types(
+            arch,
+            quant.llama_ftype,
+            imatrix=quant.imatrix,
+            pure=quant.recipe == "llama.cpp-pure",
+            token_embedding_type=quant.token_embedding_type,
+            output_tensor_type=quant.output_tensor_type,
+        )
+    if quant.recipe == "unsloth-dynamic":
+        return unsloth_dynamic_types(
+            arch, quant.llama_ftype, quant.upgrade_type, quant.hybrid_upgrade_type, quant.dense_hybrid_upgrade_type
+        )
+    return RECIPES[quant.recipe](arch, quant.weight_type)
+
+
+@lru_cache(maxsize=1024)
+def tensor_bytes(arch: Architecture, quant: QuantFormat) -> tuple[float, ...]:
+    """Bytes of each of ``arch.tensors`` in format ``quant``."""
+    return tuple(tensor_size(t, ty) for t, ty in zip(arch.tensors, tensor_types(arch, quant)))
+
+
+@lru_cache(maxsize=16384)
+def weight_bytes(arch: Architecture, quant: QuantFormat, include_mtp: bool = True) -> float:
+    """Bytes of all weights (GB = this / 1e9), multi-token-prediction layers optional."""
+    return sum(size for t, size in zip(arch.tensors, tensor_bytes(arch, quant)) if include_mtp or not t.mtp)
+
+
+def average_bits_per_weight(arch: Architecture, quant: QuantFormat, include_mtp: bool = True) -> float:
+    """Average bits per parameter over the whole model, scales and unquantised tensors included."""
+    params = arch.params_total if include_mtp else arch.params_main
+    return weight_bytes(arch, quant, include_mtp) * 8 / params
