@@ -5,8 +5,9 @@ unknown keys, missing required fields, wrong types, implausible values, missing 
 ids and duplicate aliases are all :class:`CatalogError`. Files are read in sorted order and only
 when first needed (``functools.cache``), so importing the engine costs nothing.
 
-The data directory is ``<repo>/data`` next to the ``engine`` package; the built site ships both
-side by side so the same code finds it under Pyodide.
+The data directory is ``<repo>/data`` next to the ``engine`` package in a checkout and in the page's
+bundle (build.py zips both side by side); an installed wheel carries it as ``engine/data``
+(pyproject.toml maps it there).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 from .errors import CatalogError
 
-#: Where the catalogs live: ``data/`` beside the ``engine`` package (in the repo and in the site).
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+#: Where the catalogs live: ``engine/data`` in an installed wheel, else ``data/`` beside the
+#: ``engine`` package (a checkout, the page's bundle).
+DATA_DIR = _PACKAGE_DIR / "data" if (_PACKAGE_DIR / "data").is_dir() else _PACKAGE_DIR.parent / "data"
 
 #: GiB -> bytes. Device memory is stored in GiB (see data/README.md, "Units").
 GIB = 2**30

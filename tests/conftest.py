@@ -122,3 +122,11 @@ def app(browser, site_url):
     page.wait_for_selector('[data-testid="engine-status"][data-state="ready"]', timeout=BOOT_TIMEOUT_MS)
     yield page, log, console
     context.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that drives Chromium must carry the ``browser`` marker (``-m "not browser"`` is how
+    the fast run leaves them out): one that reaches the ``browser`` fixture without it is an error."""
+    unmarked = [item.nodeid for item in items if "browser" in getattr(item, "fixturenames", ()) and item.get_closest_marker("browser") is None]
+    if unmarked:
+        raise pytest.UsageError("tests that use Chromium without @pytest.mark.browser: " + ", ".join(unmarked))

@@ -5,7 +5,6 @@ motion. Expected values come from the engine in CPython, never from hard-coded n
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 

@@ -147,6 +147,7 @@ PROBES = """window.__probes = (async (localURL) => {
 """
 
 
+@pytest.mark.browser
 def test_the_policy_holds_in_the_browser(browser, site_url):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LocalServer)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -9,7 +9,7 @@ them positive and makes "twice as large" and "half as large" equally far apart.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 #: Scale of the pseudo-Huber loss on log(predicted/measured): errors below ~10% count
 #: quadratically, larger ones linearly, so a few rows the physics cannot explain (an old build,
