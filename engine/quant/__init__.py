@@ -46,16 +46,12 @@ from .recipes import (
     DENSE,
     EXL3_HEAD_BITS,
     RECIPES,
-    average_bits_per_weight,
     exl3_types,
     linear_types,
     mlx_types,
     ollama_mlx_types,
     qat_mixed_types,
-    tensor_bytes,
-    tensor_types,
     unsloth_dynamic_types,
-    weight_bytes,
 )
 from .roles import (
     EMBEDDINGS,
@@ -71,6 +67,7 @@ from .roles import (
     is_shared_expert,
     is_vector,
 )
+from .sizes import average_bits_per_weight, tensor_bytes, tensor_types, weight_bytes
 from .storage import (
     EXL3_TYPE,
     FORK_TYPES,
