@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, read_dims, register
+from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
 from .deepseek import DeepSeekMoE, as_mtp, model_tensors, nextn_tensors
 
 
@@ -60,6 +60,44 @@ def glm4_moe(cfg: dict) -> Architecture:
         tied_embeddings=tied,
         n_experts=moe.n_experts,
         experts_per_token=moe.top_k,
+        max_context=config_int(cfg, "max_position_embeddings", default=0),
+        tensors=tuple(tensors + tail),
+        attention=(full,) * layers,
+    )
+
+
+@register("glm4")
+def glm4(cfg: dict) -> Architecture:
+    """GLM-4-0414 and GLM-Z1 (dense ``glm4``): GQA attention with biased q/k/v, a SwiGLU MLP whose gate
+    and up projections are stored fused (same weights as separate ones), and extra norms after
+    attention and after the MLP (llama.cpp LLM_ARCH_GLM4: attn_post_norm, ffn_post_norm)."""
+    layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
+    intermediate = config_int(cfg, "intermediate_size")
+    bias = bool(cfg.get("attention_bias", True))
+    head, tail = model_tensors(vocab, hidden, tied)
+    tensors = list(head)
+    for layer in range(layers):
+        tensors += biased_attention(layer, hidden, heads, kv_heads, head_dim, bias=bias, qk_norm=False)
+        tensors += [
+            Tensor("attn_post_norm", layer, 1, hidden),
+            Tensor("ffn_norm", layer, 1, hidden),
+            *mlp_tensors(layer, hidden, intermediate),
+            Tensor("ffn_post_norm", layer, 1, hidden),
+        ]
+    full = LayerAttention(
+        kind="full",
+        kv_elements_per_token=2 * kv_heads * head_dim,
+        flops_per_pair=2 * heads * (head_dim + head_dim),
+        query_heads=heads,
+    )
+    return Architecture(
+        model_type="glm4",
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=0,
+        experts_per_token=0,
         max_context=config_int(cfg, "max_position_embeddings", default=0),
         tensors=tuple(tensors + tail),
         attention=(full,) * layers,

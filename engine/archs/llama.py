@@ -2,7 +2,8 @@
 
 GQA attention (q, k, v, o), SwiGLU MLP (gate, up, down) or a routed-expert MLP with optional
 shared experts; Qwen3 adds per-head q/k RMS norms. SmolLM3 and Ministral 3 are Llama-shaped (their
-NoPE layers and RoPE scaling change no weight). Phi-3/Phi-4 store q/k/v and gate/up fused, as
+NoPE layers and RoPE scaling change no weight). InternLM2/2.5/3 are Llama-shaped too (InternLM2
+stores q/k/v as one ``wqkv`` matrix: the same weights). Phi-3/Phi-4 store q/k/v and gate/up fused, as
 llama.cpp's ``attn_qkv`` and double-height ``ffn_up`` (src/llama-model.cpp, LLM_ARCH_PHI3).
 """
 
@@ -14,7 +15,7 @@ from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, conf
 from ..errors import EngineInputError
 
 
-@register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3")
+@register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3", "internlm2", "internlm3")
 def llama_like(cfg: dict) -> Architecture:
     """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
     model_type = str(cfg.get("model_type", "llama"))
