@@ -20,6 +20,7 @@ import { Race, LANE_KEYS } from "./race.js";
 import { Reverse } from "./reverse.js";
 import { Agent } from "./agent.js";
 import { Measure } from "./measure.js";
+import { ThisComputer } from "./detect.js";
 import { initTheme } from "./theme.js";
 import { enableOffline } from "./offline.js";
 
@@ -186,6 +187,12 @@ const app = {
     ui.hardware.focus();
   },
 };
+const thisComputer = new ThisComputer(ui.hardwareNote, app);
+/** A link's state wins: detection fills only a visit whose URL names no hardware, and only
+ *  until the visitor picks one. */
+const urlNamedHardware = new URLSearchParams(location.search).has("hw");
+let hardwarePicked = false;
+let detectionAsked = false;
 const race = new Race({ container: $("#lanes"), addButton: $('[data-testid="add-lane"]'), runButton: $("#race-run") }, app);
 const reverse = new Reverse({ form: $("#reverse-form"), min: $("#reverse-min"), priced: $("#reverse-priced"), status: $("#reverse-status"), table: $("#reverse-table") }, app);
 const agent = new Agent(
@@ -215,7 +222,16 @@ const measure = new Measure(
     ttft: $("#measure-ttft"),
     tps: $("#measure-tps"),
     ttftPred: $("#measure-ttft-pred"),
-    tpsPred: $("#measure-tps-pred"),
+    ttftOwn: $("#measure-ttft-own"),
+    ppPred: $("#measure-pp-pred"),
+    ppOwn: $("#measure-pp-own"),
+    tpsOwn: $("#measure-tps-own"),
+    predicted: $('[data-testid="measure-predicted-tps"]'),
+    detected: $('[data-testid="measure-model-detected"]'),
+    flags: $("#measure-flags"),
+    share: $('[data-testid="measure-share"]'),
+    shareNote: $("#measure-share-note"),
+    token: $("#measure-token"),
     origin: $("#page-origin"),
   },
   app,
@@ -394,6 +410,7 @@ function writeURL() {
 let debounce = 0;
 function onControlsChanged(event) {
   const { errors, next } = readControls();
+  if (next.hw !== view.hw) hardwarePicked = true;
   showFormErrors(errors);
   if (errors.length) return;
   const typing = event?.type === "input" && event.target.type === "number";
@@ -402,6 +419,7 @@ function onControlsChanged(event) {
 
 /** Change part of the view from code (a suggestion, a race lane, a device from the list). */
 function setView(patch) {
+  if (patch.hw) hardwarePicked = true;
   const next = { ...view, ...patch };
   if (patch.model && patch.model !== view.model && !patch.quant) next.quant = quantFor(models.get(next.model), next.quant);
   applyView(next, 0);
@@ -647,8 +665,22 @@ async function startEngine() {
   timings.engineReadyMs = performance.now();
   setStatus("ready", `Engine ready (${fmt.duration((performance.now() - started) / 1000)} to start).`);
   enableOffline();
+  await detectThisComputer();
   if (view.model === "custom" && !view.cfg) return;
   await recompute();
+}
+
+/** Ask the engine what the browser's GPU is (once); at high confidence, on a visit whose URL
+ *  names no hardware, select it and write it into the URL like a pick. */
+async function detectThisComputer() {
+  if (detectionAsked) return;
+  detectionAsked = true;
+  const result = await thisComputer.detect();
+  if (result?.confidence !== "high" || urlNamedHardware || hardwarePicked || view.hw === result.id) return;
+  view = { ...view, hw: result.id };
+  showView();
+  writeURL();
+  announce(`This computer's GPU, ${devices.get(result.id)?.name || result.id}, is selected.`);
 }
 
 async function recompute() {
