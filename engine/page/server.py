@@ -130,6 +130,8 @@ def resolve_model(report: dict) -> tuple[str, str]:
         ]
         if len(close) == 1:
             return close[0].id, f"from its architecture ({report['arch']}) and size ({params / 1e9:.2f} B parameters)"
+        if close:
+            return "", f"its architecture and size fit {len(close)} catalog models ({', '.join(m.name for m in close[:4])}{', ...' if len(close) > 4 else ''}): choose the model yourself"
     return "", ""
 
 
@@ -172,7 +174,8 @@ def server_model(args) -> dict:
     shown = report["names"][0] if report["names"] else "the loaded model"
     out = {"model": model_id, "quant": quant, "text": "", "checks": [], "view": None, "estimate": None}
     if not model_id:
-        out["text"] = f"“{shown}” is not in the model catalog (nothing matched its name{', architecture and size' if report['arch'] else ''}): the prediction below is for the model chosen above."
+        why = model_how or f"nothing matched its name{', architecture and size' if report['arch'] else ''}"
+        out["text"] = f"“{shown}” is not resolved to one catalog model ({why}): the prediction below is for the model chosen above."
         return out
     model = load_models()[model_id]
     quant = quant or view["quant"]

@@ -1,0 +1,77 @@
+"""Measure your own: what a local server reports, resolved to the catalog by engine.page.server
+(model from names, else architecture and size; weight format from the server's type string, else
+the file name; Ollama's size_vram as placement), and hostile reports refused or ignored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.errors import EngineInputError
+from engine.page import handle
+from engine.page.server import server_model
+from engine.page.view import DEFAULT_VIEW, estimate_view
+
+VIEW = {**DEFAULT_VIEW, "hw": "rtx-3060", "prompt": 14}
+
+
+def resolve(**report):
+    return server_model({"report": report, "view": VIEW})
+
+
+@pytest.mark.parametrize(
+    ("report", "model", "quant"),
+    [
+        ({"server": "llama-server", "names": ["Llama-3.2-1B-Instruct-Q4_K_M.gguf"], "ftype": "Q4_K - Medium", "params": 1235814432}, "llama-3.2-1b", "Q4_K_M"),
+        ({"server": "llama-server", "names": ["/m/Meta-Llama-3.1-8B-Instruct-Q8_0.gguf"]}, "llama-3.1-8b", "Q8_0"),
+        ({"server": "llama-server", "names": ["Qwen3-8B-UD-Q4_K_XL-00001-of-00002.gguf"]}, "qwen3-8b", "UD-Q4_K_XL"),
+        ({"server": "llama-server", "names": ["gpt-oss-20b-mxfp4.gguf"], "ftype": "MXFP4 MoE"}, "gpt-oss-20b", "MXFP4"),
+        ({"server": "llama-server", "names": ["x.gguf"], "ftype": "IQ4_XS - 4.25 bpw", "arch": "llama", "params": 1235814432, "layers": 16, "n_embd": 2048}, "llama-3.2-1b", "IQ4_XS"),
+        ({"server": "ollama", "names": ["llama3.1:8b"], "ftype": "Q4_K_M"}, "llama-3.1-8b", "Q4_K_M"),
+    ],
+)
+def test_names_and_types_resolve_to_the_catalog(report, model, quant):
+    result = resolve(**report)
+    assert (result["model"], result["quant"]) == (model, quant), result["text"]
+    assert result["estimate"]["decode_tps"] > 0
+    assert result["estimate"] == estimate_view(result["view"])["estimate"]
+
+
+def test_a_name_contradicted_by_the_parameter_count_is_not_taken():
+    result = resolve(server="llama-server", names=["Llama-3.2-1B-Instruct-Q4_K_M.gguf"], params=70.6e9)
+    assert result["model"] != "llama-3.2-1b"
+
+
+def test_ollama_size_vram_below_size_offloads_that_share_and_lmstudio_mlx_runs_mlx():
+    result = resolve(server="ollama", names=["llama3.1:8b"], ftype="Q4_K_M", loaded_bytes=6.5e9, size_vram=4.0e9, size_bytes=4.92e9)
+    assert (result["view"]["offload"], result["view"]["gpu_pct"], result["view"]["engine"]) == ("layers", 62, "ollama")
+    assert any("system RAM" in c for c in result["checks"])
+    whole = resolve(server="ollama", names=["llama3.1:8b"], ftype="Q4_K_M", loaded_bytes=6.5e9, size_vram=6.5e9)
+    assert whole["view"]["offload"] == "auto"
+    report = {"server": "lmstudio", "names": ["qwen3-8b"], "ftype": "4bit", "format": "mlx"}
+    mlx = server_model({"report": report, "view": {**VIEW, "hw": "apple-m4-max-40c-128gb"}})
+    assert (mlx["model"], mlx["quant"], mlx["view"]["engine"]) == ("qwen3-8b", "MLX-4bit", "mlx-lm")
+    # MLX weights on an NVIDIA card: resolved, said, not predicted.
+    on_cuda = server_model({"report": report, "view": VIEW})
+    assert on_cuda["model"] == "qwen3-8b" and on_cuda["estimate"] is None and "cannot be predicted" in on_cuda["text"]
+
+
+def test_unknown_models_say_so_and_predict_nothing_of_their_own():
+    result = resolve(server="openai", names=["my-finetune"])
+    assert result["model"] == "" and result["estimate"] is None and "not resolved" in result["text"]
+    # An architecture and size several catalog models share is not guessed.
+    several = resolve(server="llama-server", names=["x.gguf"], arch="llama", params=8030261248, layers=32, n_embd=4096)
+    assert several["model"] == "" and "Llama 3.1 8B" in several["text"]
+
+
+def test_hostile_reports_are_refused_or_ignored():
+    for args in ({}, {"report": {}, "view": VIEW}, {"report": {"server": "vllm"}, "view": VIEW}, {"report": {"server": "ollama", "names": "x"}, "view": VIEW},
+                 {"report": {"server": "ollama", "names": ["x" * 5000]}, "view": VIEW}, {"report": {"server": "ollama"}, "view": "x"}, {"report": {"server": "ollama"}, "view": {"prompt": -1}}):
+        with pytest.raises(EngineInputError):
+            server_model(args)
+    # A server's implausible figures are ignored, never used.
+    result = resolve(server="ollama", names=["llama3.1:8b"], params=float("nan"), size_bytes=-5, size_vram="<b>", loaded_bytes=1e30)
+    assert result["model"] == "llama-3.1-8b" and result["view"]["offload"] == "auto"
+    answer = json.loads(handle(json.dumps({"fn": "server_model", "args": {"report": {"server": "ollama", "names": [1]}, "view": VIEW}})))
+    assert answer["ok"] is False and "names" in answer["error"]["message"]
