@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import BOOT_TIMEOUT_MS
-from engine.page.view import DEFAULT_VIEW
+from engine.page.fields import DEFAULT_VIEW
 from pagekit import settle
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,8 @@ import pytest
 from engine.errors import EngineInputError
 from engine.page import handle
 from engine.page.server import server_model
-from engine.page.view import DEFAULT_VIEW, estimate_view
+from engine.page.fields import DEFAULT_VIEW
+from engine.page.view import estimate_view
 
 VIEW = {**DEFAULT_VIEW, "hw": "rtx-3060", "prompt": 14}
 

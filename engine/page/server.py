@@ -165,7 +165,8 @@ def server_model(args) -> dict:
     """``{"report": {...}, "view": page view}`` -> what the server runs, resolved, and the prediction
     for it on the view's device: ``{model, quant, text, checks, flags, view, estimate}``."""
     from ..models import load_models
-    from .view import check_view, estimate_view
+    from .fields import check_view
+    from .view import estimate_view
 
     report = read_report(args)
     view = check_view(args["view"])
