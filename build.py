@@ -176,7 +176,7 @@ def view_fields() -> dict:
 
 def use_cases() -> dict:
     """The use-case speed thresholds the page marks on its live gauge (engine/page/explore.py)."""
-    from engine.page.explore import USE_CASES, USE_CASES_SOURCE
+    from engine.page.advice import USE_CASES, USE_CASES_SOURCE
 
     return {"cases": list(USE_CASES), "source": USE_CASES_SOURCE}
 

@@ -27,10 +27,11 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
     placement = system.placement
     gpu_need = system.gpu_need(placement) + (0.0 if system.reserve_bytes else extra_bytes)
     host_need = placement.host_bytes + system.kv_bytes * (1 - placement.gpu_layer_fraction)
+    short_of = None
     if gpu_need > system.usable_bytes:
-        verdict = "no"
+        verdict, short_of = "no", "device"
     elif placement.offloaded:
-        verdict = "offload" if host_need <= system.host_usable_bytes else "no"
+        verdict, short_of = ("offload", None) if host_need <= system.host_usable_bytes else ("no", "system_ram")
     else:
         verdict = "fits"
     report = {
@@ -42,10 +43,14 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
         "overhead_gb": need.overhead / GB,
         "total_gb": need.total / GB,
         "usable_gb": system.usable_bytes / GB,
+        "device_need_gb": gpu_need / GB,
+        "short_of": short_of,
         "device_memory_gb": system.device.memory_bytes * system.gpus / GB,
         "gpu_weights_gb": placement.gpu_bytes / GB,
         "host_weights_gb": placement.host_bytes / GB,
+        "host_need_gb": host_need / GB,
         "host_usable_gb": system.host_usable_bytes / GB,
+        "system_ram_gib": system.host.memory_gib if system.host else None,
         "gpu_layer_fraction": placement.gpu_layer_fraction,
         "experts_on_host": placement.experts_on_host,
     }
@@ -63,6 +68,28 @@ def _build_with_draft(request: dict) -> tuple[System, System | None]:
     draft = build_system({**draft_request, "model": o.draft})
     check_draft(system, draft)
     return build_system(request, reserve_bytes=draft.weight_bytes + draft.kv_bytes), draft
+
+
+def _generation_s(system: System, draft: System | None, start: int, steps: int) -> float:
+    """Seconds to generate ``steps`` tokens after ``start`` cached tokens: steps at the mean
+    cache (a step is affine in the cache it reads, so this is the sum of the stream's steps), or
+    speculative cycles at the middle of the run."""
+    if steps <= 0:
+        return 0.0
+    o = system.options
+    if o.draft or o.mtp:
+        return steps / plan(system, draft, start + steps // 2).tps
+    return steps * run_mean_step(system, start, steps, o.batch).total_s
+
+
+def _waits(system: System, draft: System | None, ttft_s: float) -> tuple[float, float]:
+    """(seconds to the first visible token, seconds to the last token): the first token comes
+    after the TTFT; a reasoning model then thinks for its hidden tokens before the answer shows
+    (the wait people feel), and the answer's remaining tokens follow (stream.py's schedule)."""
+    o = system.options
+    start = o.depth + o.prompt_tokens + 1
+    visible = ttft_s + _generation_s(system, draft, start, o.reasoning_tokens)
+    return visible, visible + _generation_s(system, draft, start + o.reasoning_tokens, o.gen_tokens - 1)
 
 
 def _tier(system: System, measured: dict) -> str:
@@ -108,6 +135,7 @@ def estimate(request: dict) -> dict:
     if speculative:
         spec_plan = plan(system, draft, run_start + o.gen_tokens // 2)
         decode = spec_plan.tps
+    visible_ttft_s, total_s = _waits(system, draft, ttft_s)
     # An MTP head is part of the model's weights (System.weight_bytes); a draft model is extra.
     draft_bytes = spec_plan.draft_memory_bytes if spec_plan and spec_plan.method == "draft" else 0.0
     _need, verdict, memory = _memory(system, draft_bytes)
@@ -124,6 +152,8 @@ def estimate(request: dict) -> dict:
         "aggregate_tps": decode * o.batch,
         "prefill_tps": prefill_tps,
         "ttft_s": ttft_s,
+        "visible_ttft_s": visible_ttft_s,
+        "total_s": total_s,
         "fit": verdict,
         "memory": memory,
         "tier": _tier(system, measured),

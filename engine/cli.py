@@ -54,6 +54,7 @@ def _add_estimate(sub) -> None:
     p.add_argument("--acceptance", type=float, help="per-token acceptance of drafted tokens (0..1)")
     p.add_argument("--workload", choices=("code", "chat", "creative"), default="chat")
     p.add_argument("--host", help="CPU platform whose RAM holds offloaded weights")
+    p.add_argument("--system-ram", type=float, help="GiB of system RAM next to discrete GPUs, for offloaded weights (default: the host's, 64)")
     p.add_argument("--reasoning", type=int, default=0, help="hidden reasoning tokens before the answer")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -104,6 +105,7 @@ def _request(args) -> dict:
         "acceptance": args.acceptance,
         "workload": args.workload,
         "host": args.host,
+        "system_ram_gib": args.system_ram,
         "reasoning_tokens": args.reasoning,
     }
 

@@ -33,6 +33,8 @@ draft_tokens       tokens the draft proposes per cycle                        4
 acceptance         per-token acceptance of drafted tokens (0..1)              by workload
 workload           ``code``, ``chat``, ``creative`` (sets the acceptance)     ``chat``
 host               CPU platform holding offloaded weights (catalog name)      see DEFAULTS
+system_ram_gib     system RAM of that platform, GiB (offloaded weights and   the host's
+                   their KV cache live there; discrete GPUs only)            (64)
 reasoning_tokens   hidden thinking tokens before the visible answer           0
 threads            CPU threads of a cpu backend                               physical cores
 ubatch             prompt-processing micro-batch (llama.cpp ``-ub``)          512
@@ -55,6 +57,8 @@ WORKLOADS = ("code", "chat", "creative")
 MAX_TOKENS = 10_000_000
 MAX_BATCH = 4096
 MAX_GPUS = 64
+#: Largest system RAM a request may name, GiB (an 8-socket server holds a few TiB).
+MAX_SYSTEM_RAM_GIB = 16384
 
 DEFAULTS = {
     "prompt_tokens": 512,
@@ -77,6 +81,7 @@ DEFAULTS = {
     "acceptance": None,
     "workload": "chat",
     "host": None,
+    "system_ram_gib": None,
     "reasoning_tokens": 0,
     "threads": None,
     "ubatch": 512,
@@ -152,6 +157,7 @@ class Options:
     acceptance: float | None
     workload: str
     host: str | None
+    system_ram_gib: float | None
     reasoning_tokens: int
     threads: int | None
     ubatch: int
@@ -196,6 +202,7 @@ def parse_options(request: dict) -> Options:
         acceptance=_float_field(merged, "acceptance", 0.0, 0.99),
         workload=_choice_field(merged, "workload", WORKLOADS),
         host=merged["host"],
+        system_ram_gib=_float_field(merged, "system_ram_gib", 1.0, MAX_SYSTEM_RAM_GIB),
         reasoning_tokens=_int_field(merged, "reasoning_tokens", 0, MAX_TOKENS),
         threads=None if merged["threads"] is None else _int_field(merged, "threads", 1, 1024),
         ubatch=_int_field(merged, "ubatch", 1, 65536),

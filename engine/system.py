@@ -30,6 +30,8 @@ from .weights import WeightProfile, weight_profile
 #: System RAM of a discrete-GPU machine when the request names none: a desktop with dual-channel
 #: DDR5 (the platform most people put a gaming card in).
 DEFAULT_HOST = "AMD Ryzen 9 7950X 64GB"
+#: DEFAULT_HOST's memory: the system RAM assumed unless a request names its own (system_ram_gib).
+DEFAULT_SYSTEM_RAM_GIB = 64
 
 
 def _lookup(name: str) -> Device:
@@ -371,6 +373,10 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
         host = resolve_device(options.host or DEFAULT_HOST)
         if host.kind == "gpu":
             raise EngineInputError("host must be a CPU platform (its RAM holds offloaded weights)", field="host")
+        if options.system_ram_gib is not None:
+            host = replace(host, memory_gib=options.system_ram_gib)
+    elif options.system_ram_gib is not None:
+        raise EngineInputError(f"{device.name} has one memory for everything: leave system_ram_gib unset", field="system_ram_gib")
     if options.expert_offload and not model.arch.is_moe:
         raise EngineInputError("expert offload needs a mixture-of-experts model", field="expert_offload")
     if (options.expert_offload or (options.gpu_layers is not None and options.gpu_layers < 1)) and host is None:

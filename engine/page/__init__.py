@@ -13,6 +13,7 @@ from ..listing import list_catalog
 from .detect import detect_device
 from .server import server_model
 from .explore import functions as explore_functions
+from .lanes import estimate_lane
 from .view import estimate_view
 
 __all__ = ["handle"]
@@ -38,7 +39,7 @@ def handle(message_json: str) -> str:
     Never raises: input errors come back as ``{"ok": false, "error": {...}}`` so the page can
     show them; anything else as an internal error with its message.
     """
-    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
     try:
         message = _decode_message(message_json)
         name = message.get("fn")

@@ -31,6 +31,7 @@ CLI_FLAGS = {
     "draft_tokens": "--draft-tokens",
     "workload": "--workload",
     "reasoning_tokens": "--reasoning",
+    "system_ram_gib": "--system-ram",
 }
 #: Flags for request keys that are switches.
 CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp", "nvlink": "--nvlink"}

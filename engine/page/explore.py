@@ -1,5 +1,5 @@
 """Page-level questions answered with many estimates: sweeps for the charts, fit marks for the
-pickers, the reverse hardware search, the agent task estimate, use-case verdicts and suggestions.
+pickers, the reverse hardware search and the agent task estimate (verdicts and suggestions: advice.py).
 
 Everything here is built on :func:`engine.api.estimate` and the catalog loaders only, so it never
 disagrees with the main numbers. Each function takes one dict (``{"view": <page view>, ...}``,
@@ -10,7 +10,6 @@ recompute never waits long behind background work.
 
 from __future__ import annotations
 
-import math
 from functools import cache
 
 from ..api import estimate
@@ -18,24 +17,11 @@ from ..errors import EngineInputError
 from ..hardware import load_hardware
 from ..models import load_models
 from ..quant import load_quants
-from .fields import check_view
-from .view import default_draft, request_for_view
-
-#: How fast is fast enough (seed 002, physics.md section 10): usable decode speed per use, in
-#: tokens/s. ``low`` is where the use starts to work, ``high`` where it is comfortable.
-USE_CASES = (
-    {"id": "floor", "label": "Streaming at all", "short": "floor", "low": 2, "high": 3,
-     "why": "below about 2-3 tok/s a streaming answer feels broken, not slow"},
-    {"id": "reading", "label": "Reading along", "short": "reading", "low": 5, "high": 10,
-     "why": "people read about 5-10 tokens per second"},
-    {"id": "chat", "label": "Interactive chat", "short": "chat", "low": 10, "high": 20,
-     "why": "chat is comfortable at 10-20 tok/s, reading speed"},
-    {"id": "coding", "label": "Interactive coding", "short": "coding", "low": 30, "high": 40,
-     "why": "code has a lot of structure to skim: 30-40 tok/s feels fluid"},
-    {"id": "agentic", "label": "Heavy agentic coding", "short": "agents", "low": 60, "high": 100,
-     "why": "many model calls and tool calls add up: 60-100+ tok/s"},
-)
-USE_CASES_SOURCE = "seed 002 (tokens per second for each use case), physics.md section 10"
+from .advice import USE_CASES as USE_CASES
+from .advice import advice
+from .advice import verdicts as verdicts
+from .points import MAX_CHUNK as MAX_CHUNK
+from .points import call_view, chunk_of, estimate_point, point_request, quant_for
 
 #: "One card, four models" (seed 000): dense models that double in size, then popular MoEs.
 MODEL_SWEEP = ("llama-3.1-8b", "qwen3-14b", "qwen3-32b", "llama-3.3-70b", "gpt-oss-20b", "qwen3-30b-a3b", "gpt-oss-120b")
@@ -51,77 +37,6 @@ CONTEXT_SWEEP = (256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 26214
 BATCH_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: Tokens generated per point of a sweep: enough to average over, short enough to be "at" a context.
 SWEEP_GEN_TOKENS = 32
-#: Quants tried when the page's quant is not one the model is published in, best first.
-PREFERRED_QUANTS = ("Q4_K_M", "UD-Q4_K_XL", "MXFP4", "Q4_0", "MLX-4bit", "AWQ-4bit")
-#: Longest chunk a list call computes (estimates per call).
-MAX_CHUNK = 64
-
-
-def _view(args: dict, *allowed: str) -> dict:
-    """The complete, checked view of a call's ``{"view": {...}, ...}``; other keys must be in
-    ``allowed`` (a misspelt option is an error, not silently ignored)."""
-    if not isinstance(args, dict) or not isinstance(args.get("view"), dict):
-        raise EngineInputError("expected {'view': {...}}")
-    unknown = [key for key in args if key != "view" and key not in allowed]
-    if unknown:
-        shown = sorted(repr(key)[:40] for key in unknown)
-        raise EngineInputError(f"unknown option(s): {', '.join(shown[:5])}{' ...' if len(shown) > 5 else ''}")
-    return check_view(args["view"])
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _request(view: dict, **overrides) -> dict:
-    """The view's request without the stream schedule (sweeps do not play anything)."""
-    request = request_for_view(view)
-    request.pop("schedule", None)
-    request.update(overrides)
-    return request
-
-
-def _point(request: dict) -> dict:
-    """The few numbers a chart or a list needs; an impossible set-up is a point with its reason."""
-    try:
-        result = estimate(request)
-    except EngineInputError as exc:
-        return {"ok": False, "error": exc.message}
-    return {
-        "ok": True,
-        "decode_tps": result["decode_tps"],
-        "decode_tps_low": result["decode_tps_low"],
-        "decode_tps_high": result["decode_tps_high"],
-        "aggregate_tps": result["aggregate_tps"],
-        "ttft_s": result["ttft_s"],
-        "prefill_tps": result["prefill_tps"],
-        "fit": result["fit"],
-        "total_gb": result["memory"]["total_gb"],
-        "usable_gb": result["memory"]["usable_gb"],
-    }
-
-
-def quant_for(model_id: str, current: str) -> str:
-    """The quant to show a model in: the page's, if the model is published in it (or lists no
-    formats); else the first preferred one it is published in; else its first format."""
-    for field, value in (("model", model_id), ("quant", current)):
-        if not isinstance(value, str):
-            raise EngineInputError(f"{field} must be a name, got {value!r:.40}", field=field)
-    model = load_models().get(model_id)
-    if model is None or not model.quants or current in model.quants:
-        return current
-    for name in PREFERRED_QUANTS:
-        if name in model.quants:
-            return name
-    return model.quants[0]
-
-
-def _chunk(items: list, args: dict) -> tuple[list, int]:
-    offset = args.get("offset", 0)
-    limit = args.get("limit", MAX_CHUNK)
-    if not _whole(offset) or not _whole(limit) or offset < 0 or not 1 <= limit <= MAX_CHUNK:
-        raise EngineInputError(f"offset must be >= 0 and limit 1..{MAX_CHUNK}")
-    return items[offset:offset + limit], len(items)
 
 
 # ------------------------------------------------------------------ sweeps for the charts
@@ -129,12 +44,12 @@ def _chunk(items: list, args: dict) -> tuple[list, int]:
 
 def sweep_context(args: dict) -> dict:
     """Decode speed at growing context, and the TTFT of prefilling that context in one go."""
-    view = _view(args)
-    base = _request(view)
+    view = call_view(args)
+    base = point_request(view)
     max_context = _max_context(view)
     points = []
     for context in [c for c in CONTEXT_SWEEP if c <= max_context] or [max_context]:
-        point = _point({**base, "prompt_tokens": context, "depth": 0, "prefix_cached": 0, "gen_tokens": SWEEP_GEN_TOKENS, "reasoning_tokens": 0})
+        point = estimate_point({**base, "prompt_tokens": context, "depth": 0, "prefix_cached": 0, "gen_tokens": SWEEP_GEN_TOKENS, "reasoning_tokens": 0})
         points.append({"context": context, **point})
     here = base.get("depth", 0) + base["prompt_tokens"]
     return {"kind": "context", "points": points, "current_context": here, "max_context": max_context}
@@ -147,7 +62,7 @@ def _max_context(view: dict) -> int:
 
 def sweep_models(args: dict) -> dict:
     """"One card, four models": the same device with models of growing size."""
-    view = _view(args)
+    view = call_view(args)
     ids = list(dict.fromkeys([*MODEL_SWEEP, view.get("model")]))
     models = load_models()
     rows = []
@@ -157,13 +72,13 @@ def sweep_models(args: dict) -> dict:
         quant = quant_for(model_id, view.get("quant", "Q4_K_M"))
         sub = {**view, "model": model_id, "quant": quant, "spec": "off"}
         rows.append({"id": model_id, "name": models[model_id].name, "quant": quant,
-                     "current": model_id == view.get("model"), **_point(_request(sub))})
+                     "current": model_id == view.get("model"), **estimate_point(point_request(sub))})
     return {"kind": "models", "points": rows}
 
 
 def sweep_hardware(args: dict) -> dict:
     """The same model on the devices people usually compare, plus the one chosen."""
-    view = _view(args)
+    view = call_view(args)
     ids = list(dict.fromkeys([*HARDWARE_SWEEP, view.get("hw")]))
     devices = load_hardware()
     rows = []
@@ -172,15 +87,15 @@ def sweep_hardware(args: dict) -> dict:
             continue
         name = view.get("hw_name", "Custom") if device_id == "custom" else devices[device_id].name
         rows.append({"id": device_id, "name": name, "current": device_id == view.get("hw"),
-                     **_point(_request({**view, "hw": device_id}))})
+                     **estimate_point(point_request({**view, "hw": device_id}))})
     return {"kind": "hardware", "points": rows}
 
 
 def sweep_batch(args: dict) -> dict:
     """Concurrent requests: per-stream speed falls, aggregate throughput rises until compute or
     the KV cache of all streams takes over (the roofline)."""
-    view = _view(args)
-    points = [{"batch": b, **_point(_request({**view, "batch": b}))} for b in BATCH_SWEEP]
+    view = call_view(args)
+    points = [{"batch": b, **estimate_point(point_request({**view, "batch": b}))} for b in BATCH_SWEEP]
     return {"kind": "batch", "points": points}
 
 
@@ -191,7 +106,7 @@ def marks(args: dict) -> dict:
     """Fit mark (fits / offload / no) of every item of a picker for the current choice:
     ``kind`` = hardware (the model on each device), models (each model on the device, in its
     quant per :func:`quant_for`) or quants (each format of the model on the device)."""
-    view = _view(args, "kind", "offset", "limit")
+    view = call_view(args, "kind", "offset", "limit")
     kind = args.get("kind")
     if kind == "hardware":
         items = sorted(load_hardware())
@@ -204,10 +119,10 @@ def marks(args: dict) -> dict:
         make = lambda item: {**view, "quant": item}  # noqa: E731
     else:
         raise EngineInputError("kind must be hardware, models or quants", field="kind")
-    chunk, total = _chunk(items, args)
+    chunk, total = chunk_of(items, args)
     out = {}
     for item in chunk:
-        point = _point(_request(make(item)))
+        point = estimate_point(point_request(make(item)))
         out[item] = point["fit"] if point["ok"] else "error"
     return {"kind": kind, "marks": out, "total": total}
 
@@ -215,16 +130,16 @@ def marks(args: dict) -> dict:
 def reverse(args: dict) -> dict:
     """Which devices run this set-up at >= ``min_tps`` decode (at this context)? One chunk of
     the hardware catalog per call, with price and decode tokens/s per 1,000 USD of launch price."""
-    view = _view(args, "min_tps", "offset", "limit")
+    view = call_view(args, "min_tps", "offset", "limit")
     min_tps = args.get("min_tps", 20)
     if isinstance(min_tps, bool) or not isinstance(min_tps, (int, float)) or not 0 < min_tps <= 100_000:
         raise EngineInputError("the target speed must be a number above 0 tok/s", field="min_tps")
     devices = load_hardware()
-    chunk, total = _chunk(sorted(devices), args)
+    chunk, total = chunk_of(sorted(devices), args)
     rows = []
     for device_id in chunk:
         device = devices[device_id]
-        point = _point(_request({**view, "hw": device_id}))
+        point = estimate_point(point_request({**view, "hw": device_id}))
         if not point["ok"]:
             continue
         price = device.launch_price_usd
@@ -242,97 +157,6 @@ def reverse(args: dict) -> dict:
             "meets": point["decode_tps"] >= min_tps and point["fit"] != "no",
         })
     return {"rows": rows, "total": total, "min_tps": min_tps}
-
-
-# ------------------------------------------------------------------ verdicts and suggestions
-
-
-def verdicts(decode_tps: float) -> list[dict]:
-    """Each use case's verdict for a decode speed: good (>= high), ok (>= low) or slow."""
-    if isinstance(decode_tps, bool) or not isinstance(decode_tps, (int, float)) or not 0 <= decode_tps < math.inf:
-        raise EngineInputError(f"a decode speed must be a finite number >= 0, got {decode_tps!r:.40}", field="decode_tps")
-    out = []
-    for case in USE_CASES:
-        level = "good" if decode_tps >= case["high"] else "ok" if decode_tps >= case["low"] else "slow"
-        out.append({**case, "level": level})
-    return out
-
-
-def _lower_quants(view: dict) -> list[str]:
-    """Formats of the same kind with fewer bits per weight, nearest first (the model's published
-    ones if it lists any)."""
-    quants = {q.name: q for q in load_quants().values()}
-    current = quants.get(view.get("quant"))
-    if current is None:
-        return []
-    model = load_models().get(view.get("model", ""))
-    names = [n for n in (model.quants if model and model.quants else quants) if n in quants]
-    lower = [quants[n] for n in names if quants[n].kind == current.kind and quants[n].bits_per_weight < current.bits_per_weight]
-    return [q.name for q in sorted(lower, key=lambda q: -q.bits_per_weight)]
-
-
-def _suggest(view: dict, patch: dict, text: str, base: dict) -> dict | None:
-    point = _point(_request({**view, **patch}))
-    if not point["ok"]:
-        return None
-    return {"text": text, "patch": patch, "decode_tps": point["decode_tps"], "fit": point["fit"],
-            "ttft_s": point["ttft_s"], "base_decode_tps": base["decode_tps"]}
-
-
-def advice(args: dict) -> dict:
-    """Use-case verdicts for the view, and set-up changes worth trying, each with its numbers
-    and the view patch that applies it."""
-    view = _view(args)
-    base = _point(_request(view))
-    if not base["ok"]:
-        return {"verdicts": [], "suggestions": [], "error": base["error"]}
-    suggestions = []
-    model = load_models().get(view.get("model", ""))
-    if base["fit"] != "fits":
-        for steps, quant in enumerate(_lower_quants(view)[:6], start=1):
-            down = "one step down" if steps == 1 else f"{steps} steps down"
-            found = _suggest(view, {"quant": quant}, f"{quant}, {down}, fits entirely in memory", base)
-            if found and found["fit"] == "fits":
-                suggestions.append(found)
-                break
-        if view.get("kv", "f16") in ("f16", "bf16", "f32"):
-            found = _suggest(view, {"kv": "q8_0"}, "An 8-bit KV cache (q8_0) fits", base)
-            if found and found["fit"] == "fits":
-                suggestions.append(found)
-        device = load_hardware().get(view.get("hw", ""))
-        if view.get("gpus", 1) == 1 and device is not None and device.kind == "gpu":
-            found = _suggest(view, {"gpus": 2}, "Two of these cards hold it all", base)
-            if found and found["fit"] == "fits":
-                suggestions.append(found)
-    if base["fit"] == "offload" and model and model.arch.is_moe and view.get("offload") != "experts":
-        found = _suggest(view, {"offload": "experts"}, "MoE expert offload (--n-cpu-moe) instead of whole layers in RAM", base)
-        if found and found["fit"] != "no" and found["decode_tps"] > base["decode_tps"]:
-            suggestions.append(found)
-    if base["fit"] == "fits":
-        higher = _higher_quant_that_fits(view, base)
-        if higher:
-            suggestions.append(higher)
-    if view.get("spec", "off") == "off" and model and default_draft(model.id):
-        found = _suggest(view, {"spec": "draft", "workload": "code"}, f"A draft model ({load_models()[default_draft(model.id)].name}) on code", base)
-        if found and found["decode_tps"] > 1.1 * base["decode_tps"]:
-            suggestions.append(found)
-    return {"verdicts": verdicts(base["decode_tps"]), "suggestions": suggestions, "source": USE_CASES_SOURCE}
-
-
-def _higher_quant_that_fits(view: dict, base: dict) -> dict | None:
-    """The next format up in quality that still fits, if decode stays above reading speed."""
-    quants = {q.name: q for q in load_quants().values()}
-    current = quants.get(view.get("quant"))
-    model = load_models().get(view.get("model", ""))
-    if current is None or not model or not model.quants:
-        return None
-    higher = sorted((quants[n] for n in model.quants if n in quants and quants[n].kind == current.kind
-                     and quants[n].bits_per_weight > current.bits_per_weight), key=lambda q: q.bits_per_weight)
-    for quant in higher[:1]:
-        found = _suggest(view, {"quant": quant.name}, f"{quant.name} also fits: more bits per weight, better quality", base)
-        if found and found["fit"] == "fits" and found["decode_tps"] >= USE_CASES[1]["high"]:
-            return found
-    return None
 
 
 # ------------------------------------------------------------------ agent task
@@ -367,7 +191,7 @@ def _agent_inputs(args: dict) -> dict:
 def _agent_run(view: dict, inputs: dict, prefix_cache: bool) -> dict:
     """Turn by turn: prefill what is new (or everything again without a prefix cache), generate
     (thinking first, if any), then run the turn's tool calls, whose results join the context."""
-    base = _request(view)
+    base = point_request(view)
     reasoning = base.get("reasoning_tokens", 0)
     context = base.get("depth", 0)
     new_tokens = base["prompt_tokens"]
@@ -395,7 +219,7 @@ def _agent_run(view: dict, inputs: dict, prefix_cache: bool) -> dict:
 def agent(args: dict) -> dict:
     """End-to-end time of an agent task (seed 002: measure the whole flow, not tok/s alone),
     with and without a prefix cache."""
-    view = _view(args, *AGENT_INPUTS, "prefix_cache")
+    view = call_view(args, *AGENT_INPUTS, "prefix_cache")
     inputs = _agent_inputs(args)
     chosen = _agent_run(view, inputs, inputs["prefix_cache"])
     other = _agent_run(view, inputs, not inputs["prefix_cache"])

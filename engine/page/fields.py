@@ -13,6 +13,7 @@ from ..catalog import DATA_DIR
 from ..errors import EngineInputError
 from ..quant import KV_TYPES
 from ..request import SPLITS, WORKLOADS
+from ..system import DEFAULT_SYSTEM_RAM_GIB
 
 #: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
 #: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
@@ -21,6 +22,15 @@ DEFAULT_THINK_TOKENS = 600
 
 #: PCIe slots (or risers) a view can name, as (generation, lanes); "card" = the card's own link.
 SLOTS = {"card": (None, None), "5x16": (5, 16), "4x16": (4, 16), "4x8": (4, 8), "4x4": (4, 4), "3x16": (3, 16), "3x8": (3, 8), "3x4": (3, 4), "3x1": (3, 1)}
+
+#: The parts of a race lane, in order; an empty part keeps the main view's value (but see
+#: lanes.py lane_view: a device that cannot be combined runs alone). New parts go at the end so
+#: old links still parse. The page reads them, and the names its link notice uses, from
+#: VIEW_FIELDS (schema.js).
+LANE_PARTS = ("hw", "model", "quant", "engine", "spec", "gpus")
+LANE_PART_NAMES = ("hardware", "model", "quant", "engine", "speculative decoding", "GPU count")
+LANE_SEPARATOR = "*"
+_LANE = {"kind": "lane", "parts": list(LANE_PARTS), "part_names": list(LANE_PART_NAMES), "separator": LANE_SEPARATOR}
 
 #: View keys, their defaults and meaning. The page reads this table (rendered into it by the
 #: build) to parse and write its URL; ``kind`` names the validator (state.js).
@@ -38,6 +48,7 @@ VIEW_FIELDS = {
     "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "doc": "NVLink bridges fitted between the cards (bridged models only)"},
     "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
     "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
+    "ram": {"default": DEFAULT_SYSTEM_RAM_GIB, "kind": "int", "min": 1, "max": 4096, "doc": "system RAM beside discrete GPUs, GiB: where offloaded weights live"},
     "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
     "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
     "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},
@@ -52,15 +63,21 @@ VIEW_FIELDS = {
     "hw_bw": {"default": 1000, "kind": "number", "min": 1, "max": 20000, "doc": "custom hardware: bandwidth in GB/s"},
     "hw_tf": {"default": 80, "kind": "number", "min": 0.005, "max": 20000, "doc": "custom hardware: FP16 TFLOPS"},
     "cfg": {"default": "", "kind": "json", "max_length": 20_000, "doc": "custom model: its config.json"},
-    "lane1": {"default": "", "kind": "lane", "doc": "race lane 2: hw*model*quant*engine*spec (empty part = as above)"},
-    "lane2": {"default": "", "kind": "lane", "doc": "race lane 3"},
-    "lane3": {"default": "", "kind": "lane", "doc": "race lane 4"},
+    "lane1": {"default": "", **_LANE, "doc": "race lane 2: hw*model*quant*engine*spec*gpus (empty part = as above)"},
+    "lane2": {"default": "", **_LANE, "doc": "race lane 3"},
+    "lane3": {"default": "", **_LANE, "doc": "race lane 4"},
 }
 DEFAULT_VIEW = {key: spec["default"] for key, spec in VIEW_FIELDS.items()}
 LANE_KEYS = ("lane1", "lane2", "lane3")
-#: The parts of a lane, in order; an empty part keeps the main view's value.
-LANE_PARTS = ("hw", "model", "quant", "engine", "spec")
-LANE_SEPARATOR = "*"
+
+
+def lane_gpus(raw: str) -> int | None:
+    """A lane's GPU count part as the page writes it: a whole number in the gpus range (state.js
+    intField), else None."""
+    spec = VIEW_FIELDS["gpus"]
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or not spec["min"] <= int(raw) <= spec["max"]:
+        return None
+    return int(raw)
 #: View kinds whose value is a catalog id (or an answer's name); which may be empty.
 ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft")
 EMPTY_ALLOWED = ("engine", "draft")

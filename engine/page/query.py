@@ -13,6 +13,7 @@ from .fields import (
     _CONTROL,
     DEFAULT_VIEW,
     ID_KINDS,
+    LANE_PART_NAMES,
     LANE_PARTS,
     LANE_SEPARATOR,
     MAX_JSON_DEPTH,
@@ -23,6 +24,7 @@ from .fields import (
     _shown,
     answers,
     json_depth,
+    lane_gpus,
 )
 
 
@@ -88,13 +90,12 @@ def _parse_json_object(raw: str) -> dict:
 
 def _lane_part_ok(name: str, raw: str) -> bool:
     ids = _ids()
+    if name == "GPU count":
+        return lane_gpus(raw) is not None
     if name == "speculative decoding":
         return raw in ("off", "mtp") or raw in ids["model"]
     return raw in ids[name]
 
-
-#: A lane's parts as the page names them in its notice (schema.js laneParts).
-_LANE_PART_NAMES = ("hardware", "model", "quant", "engine", "speculative decoding")
 
 
 def _parse_value(key: str, raw: str) -> dict:
@@ -126,7 +127,7 @@ def _parse_value(key: str, raw: str) -> dict:
     values = raw.split(LANE_SEPARATOR)
     if len(values) > len(LANE_PARTS):
         return {"ok": False, "reason": "too many parts"}
-    for name, value in zip(_LANE_PART_NAMES, values):
+    for name, value in zip(LANE_PART_NAMES, values):
         if value and not _lane_part_ok(name, value):
             return {"ok": False, "reason": f"unknown {name}"}
     return {"ok": True, "value": raw}

@@ -13,6 +13,7 @@ from functools import cache
 
 from ..errors import EngineInputError
 from .commands import check_commands, cli_command
+from ..system import DEFAULT_SYSTEM_RAM_GIB
 from .fields import MAX_JSON_DEPTH, MAX_NAME_LENGTH, SLOTS, _refuse_constant, _shown, answers, check_view, json_depth
 
 
@@ -104,6 +105,24 @@ def _links(v: dict) -> dict:
     return {"slot_pcie_gen": gen, "slot_pcie_lanes": lanes, "nvlink": bridged and v["gpus"] > 1 and v["nvlink"] == "yes"}
 
 
+def device_kind(v: dict) -> str | None:
+    """gpu, soc or cpu: the kind of the view's device (None for an unknown id)."""
+    if v["hw"] == "custom":
+        return v["hw_kind"]
+    from ..hardware import load_hardware
+
+    device = load_hardware().get(v["hw"])
+    return device.kind if device else None
+
+
+def _system_ram(v: dict) -> dict:
+    """System RAM matters beside discrete GPUs only (elsewhere the device's memory is all there
+    is); the default is the engine's own."""
+    if v["ram"] == DEFAULT_SYSTEM_RAM_GIB or device_kind(v) != "gpu":
+        return {}
+    return {"system_ram_gib": v["ram"]}
+
+
 def _placement(v: dict) -> dict:
     if v["offload"] == "layers":
         return {"gpu_layers": v["gpu_pct"] / 100}
@@ -136,6 +155,7 @@ def request_for_view(view: dict) -> dict:
         "gpus": v["gpus"] if v["gpus"] > 1 else None,
         "split": v["split"] if v["gpus"] > 1 and v["split"] != "layer" else None,
         **_links(v),
+        **_system_ram(v),
         "batch": v["batch"] if v["batch"] > 1 else None,
         "threads": v["threads"] or None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,

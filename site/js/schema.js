@@ -3,8 +3,10 @@
 
 import { choiceField, idField, intField, jsonField, laneField, numberField, textField } from "./state.js";
 
-export const LANE_PARTS = ["hw", "model", "quant", "engine", "spec"];
-export const LANE_SEPARATOR = "*";
+/** A race lane's parts and separator (engine/page/fields.py LANE_PARTS), set from the view fields
+ *  the build renders into the page when the schema is built. */
+export let LANE_PARTS = [];
+export let LANE_SEPARATOR = "*";
 
 /** {key: {default, parse, maxLength}} for parseState/serializeState. */
 export function buildSchema(viewFields, catalog, answers) {
@@ -17,20 +19,25 @@ export function buildSchema(viewFields, catalog, answers) {
     draft: new Set(["", ...catalog.models.map((m) => m.id)]),
   };
   const spec = (raw) => (raw === "off" || raw === "mtp" || ids.model.has(raw) ? { ok: true, value: raw } : { ok: false, reason: "unknown" });
-  const laneParts = [
-    ["hardware", idField(ids.hardware)],
-    ["model", idField(ids.model)],
-    ["quant", idField(ids.quant)],
-    ["engine", idField(ids.engine)],
-    ["speculative decoding", spec],
-  ];
+  const partValidators = {
+    hw: idField(ids.hardware),
+    model: idField(ids.model),
+    quant: idField(ids.quant),
+    engine: idField(ids.engine),
+    spec,
+    gpus: intField(viewFields.gpus.min, viewFields.gpus.max),
+  };
+  const lane = viewFields.lane1;
+  LANE_PARTS = lane.parts;
+  LANE_SEPARATOR = lane.separator;
+  const laneParts = lane.parts.map((part, i) => [lane.part_names[i], partValidators[part]]);
   const validators = {
     int: (f) => intField(f.min, f.max),
     number: (f) => numberField(f.min, f.max),
     choice: (f) => choiceField(f.choices),
     text: (f) => textField(f.max_length),
     json: () => jsonField(),
-    lane: () => laneField(laneParts, LANE_SEPARATOR),
+    lane: () => laneField(laneParts, lane.separator),
   };
   return Object.fromEntries(
     Object.entries(viewFields).map(([key, field]) => {
@@ -40,11 +47,13 @@ export function buildSchema(viewFields, catalog, answers) {
   );
 }
 
-/** A lane's view: the main view with the lane's non-empty parts (engine/page/lanes.py parse_lane). */
+/** A lane's view as its text reads, to show before the engine answers: the main view with the
+ *  lane's non-empty parts (engine/page/lanes.py lane_view, which the race then computes, also
+ *  drops main settings that cannot apply to the lane's device). */
 export function laneView(main, laneText) {
   const view = { ...main, lane1: "", lane2: "", lane3: "" };
   laneText.split(LANE_SEPARATOR).forEach((value, i) => {
-    if (value) view[LANE_PARTS[i]] = value;
+    if (value) view[LANE_PARTS[i]] = LANE_PARTS[i] === "gpus" ? Number(value) : value;
   });
   if (!["off", "mtp", "draft"].includes(view.spec)) {
     view.draft = view.spec;
