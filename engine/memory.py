@@ -54,7 +54,7 @@ def usable_bytes(device: Device, backend: str) -> float:
 
 def host_usable_bytes(host: Device) -> float:
     """System RAM a discrete-GPU machine can give offloaded weights."""
-    return host.memory_bytes * (1 - OS_RESERVE_SHARE) - OS_RESERVE_FIXED_BYTES
+    return max(host.memory_bytes * (1 - OS_RESERVE_SHARE) - OS_RESERVE_FIXED_BYTES, 0.0)
 
 
 def kv_cache_bytes(arch: Architecture, context: int, sequences: int, kv_bytes_per_element: float) -> float:

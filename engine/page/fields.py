@@ -48,7 +48,7 @@ VIEW_FIELDS = {
     "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "doc": "NVLink bridges fitted between the cards (bridged models only)"},
     "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
     "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
-    "ram": {"default": DEFAULT_SYSTEM_RAM_GIB, "kind": "int", "min": 1, "max": 4096, "doc": "system RAM beside discrete GPUs, GiB: where offloaded weights live"},
+    "ram": {"default": DEFAULT_SYSTEM_RAM_GIB, "kind": "int", "min": 4, "max": 4096, "doc": "system RAM beside discrete GPUs, GiB: where offloaded weights live"},
     "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
     "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
     "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},
