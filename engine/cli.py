@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     p_list = sub.add_parser("list", help="list a catalog")
     p_list.add_argument("kind", choices=("hardware", "models", "quants", "engines"))
     p_list.add_argument("--json", action="store_true", help="print a JSON array")
+    p_list.add_argument("--count", action="store_true", help="print only how many entries (hardware: distinct devices and memory variants)")
     p_score = sub.add_parser("score", help="predict measured rows and report the error")
     p_score.add_argument("file", help="CSV in the format of data/calibration/measurements.csv")
     p_score.add_argument("--out", help="write per-row predictions here")
@@ -147,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             from .listing import list_catalog
 
             items = list_catalog(args.kind)
-            if args.json:
+            if args.count:
+                from .listing import count_line
+
+                print(count_line(args.kind, items))
+            elif args.json:
                 print(json.dumps(items, indent=2))
             else:
                 for item in items:

@@ -104,6 +104,16 @@ def _engines() -> list[dict]:
     ]
 
 
+def count_line(kind: str, items: list[dict]) -> str:
+    """How many entries ``items`` (a :func:`list_catalog` result) holds, as one line. A device sold
+    with several memory sizes (a Mac, an RX 570 4GB/8GB) is one device: hardware counts distinct
+    ``base_id`` values and names the memory variants apart."""
+    if kind == "hardware":
+        devices = {item["base_id"] for item in items}
+        return f"{len(devices)} devices ({len(items)} with memory variants)"
+    return f"{len(items)} {kind}"
+
+
 def list_catalog(kind: str) -> list[dict]:
     builders = {"hardware": _hardware, "models": _models, "quants": _quants, "engines": _engines}
     if not isinstance(kind, str) or kind not in builders:

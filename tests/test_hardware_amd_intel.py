@@ -117,12 +117,18 @@ def test_precision_ladder_is_monotonic() -> None:
             assert device.fp32_tflops <= device.fp16_tflops, device.id
 
 
+#: Radeon families ROCm no longer builds for (gfx803, gfx900, gfx101x): llama.cpp users run Vulkan.
+PRE_ROCM_FAMILIES = ("Radeon RX 400/500", "Radeon RX Vega", "Radeon RX 5000")
+
+
 def expected_backend(device: Device) -> str:
     if device.vendor == "intel":
         return "sycl"
+    if device.kind == "gpu" and device.family in PRE_ROCM_FAMILIES:
+        return "vulkan"  # Polaris, Vega 10 and RDNA 1 left ROCm's support
     if device.kind == "gpu":
-        return "rocm"  # discrete Radeon RDNA 2+ and Instinct
-    if device.family == "Ryzen APU":
+        return "rocm"  # discrete Radeon RDNA 2+, Radeon VII / Pro VII and Instinct
+    if device.family in ("Ryzen APU", "Handheld"):
         return "vulkan"  # Radeon 780M / 890M iGPUs
     return device.backend  # Strix Halo: a documented choice, see its notes
 
