@@ -6,7 +6,8 @@
 
 The recipe, one small function per step (see main()):
 validate the catalogs, copy the Pyodide runtime and the chart library out of node_modules, bundle
-the engine with its data, compute the default view's estimate with CPython, render the page with
+the engine with its data (its modules as bytecode compiled by Pyodide itself, run in Node; the
+TOML catalogs parsed into one JSON file the page's engine loads without checking again), compute the default view's estimate with CPython, render the page with
 jinja2, copy the page's scripts and styles (index.html loads them from a content-addressed
 assets/<hash>/ folder), and last write the service worker that precaches the finished site for
 offline use. Everything is deterministic: the same inputs give the same bytes.
@@ -41,6 +42,9 @@ CHART_FILE = "dist/chart.umd.min.js"
 #: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read
 #: them) and the editors' JSON schemas (prefixes of paths under data/).
 BUNDLE_EXCLUDE = ("calibration/measurements.csv", "schema/")
+#: The bundle carries the TOML catalogs parsed, in this one file (engine/catalog.py reads it and
+#: skips the checks this build's validate_catalogs made), instead of the TOML files.
+COMPILED_CATALOGS = "catalogs.json"
 #: Fixed timestamp for archive members, so the bundle's bytes depend only on its contents.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 JSON_COMPACT = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False}
@@ -120,8 +124,21 @@ def copy_chart_library(out: Path, version: str) -> str:
     return f"vendor/chart.js-{version}/{Path(CHART_FILE).name}"
 
 
+def compile_catalogs() -> bytes:
+    """Every TOML catalog under data/, parsed: {path under data/: document}, compact JSON. Only
+    called after validate_catalogs() loaded the same files strictly."""
+    import tomllib
+
+    documents = {
+        path.relative_to(DATA).as_posix(): tomllib.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(DATA.rglob("*.toml"))
+    }
+    return json.dumps(documents, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 def bundle_files() -> list[tuple[Path, str]]:
-    """(file, name in archive) for the engine package and its data, sorted."""
+    """(file, name in archive) for the engine package and its data (TOML catalogs excluded: they
+    go in parsed, see compile_catalogs), sorted."""
     files = []
     for path in sorted(ENGINE.rglob("*.py")):
         if path.is_relative_to(ENGINE / "tools"):
@@ -129,23 +146,66 @@ def bundle_files() -> list[tuple[Path, str]]:
         files.append((path, path.relative_to(ROOT).as_posix()))
     for path in sorted(DATA.rglob("*")):
         relative = path.relative_to(DATA).as_posix()
-        if path.is_file() and not relative.startswith(BUNDLE_EXCLUDE):
+        if path.is_file() and not relative.startswith(BUNDLE_EXCLUDE) and path.suffix != ".toml":
             files.append((path, path.relative_to(ROOT).as_posix()))
     return files
 
 
+def compile_bytecode(sources: dict[str, bytes]) -> dict[str, bytes]:
+    """{archive name of a .py: source} -> {archive name of its .pyc: bytecode}, compiled by the
+    page's own interpreter (Pyodide's CPython, in Node: scripts/compile-bytecode.mjs), so the
+    browser imports the engine without compiling it. The same sources give the same bytes; the
+    result is kept in node_modules/.cache keyed by the runtime's version and the sources."""
+    key = hashlib.sha256(pyodide_version().encode())
+    for name, source in sorted(sources.items()):
+        key.update(name.encode() + b"\0" + source + b"\0")
+    cache = NODE_MODULES / ".cache" / "tokfeel-bytecode" / f"{key.hexdigest()[:24]}.zip"
+    if not cache.exists():
+        import subprocess
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            stage = Path(folder)
+            for name, source in sources.items():
+                (stage / name).parent.mkdir(parents=True, exist_ok=True)
+                (stage / name).write_bytes(source)
+            compiled = subprocess.run(
+                ["node", str(ROOT / "scripts" / "compile-bytecode.mjs"), str(NODE_MODULES / "pyodide"), str(stage)],
+                capture_output=True, text=True, timeout=600,
+            )
+            if compiled.returncode != 0:
+                sys.exit(f"compiling the engine's bytecode with Pyodide failed:\n{compiled.stderr[-2000:]}")
+            tag = compiled.stdout.strip().splitlines()[-1]
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            partial = cache.with_suffix(".partial")
+            with zipfile.ZipFile(partial, "w") as archive:
+                for name in sorted(sources):
+                    path = Path(name)
+                    pyc = stage / path.parent / "__pycache__" / f"{path.stem}.{tag}.pyc"
+                    archive.writestr(str(path.with_suffix(".pyc")), pyc.read_bytes())
+            partial.rename(cache)
+    with zipfile.ZipFile(cache) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
 def bundle_engine(out: Path) -> tuple[str, str]:
-    """Zip engine/ and data/ (the repository's layout) into a content-addressed archive.
+    """Zip engine/ (as Pyodide bytecode, sourceless) and data/ (the catalogs parsed into one file)
+    in the repository's layout into a content-addressed archive.
 
     Returns (file name, subresource-integrity string) for the worker's fetch.
     """
     temporary = out / "engine.zip"
+    files = {name: path.read_bytes() for path, name in bundle_files()}
+    sources = {name: payload for name, payload in files.items() if name.endswith(".py")}
+    members = [(name, payload) for name, payload in files.items() if name not in sources]
+    members += compile_bytecode(sources).items()
+    members.append((f"data/{COMPILED_CATALOGS}", compile_catalogs()))
     with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
-        for path, name in bundle_files():
+        for name, payload in sorted(members):
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, path.read_bytes())
+            archive.writestr(info, payload)
     payload = temporary.read_bytes()
     digest = hashlib.sha256(payload).digest()
     name = f"engine-{digest.hex()[:12]}.zip"

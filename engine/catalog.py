@@ -7,7 +7,10 @@ when first needed (``functools.cache``), so importing the engine costs nothing.
 
 The data directory is ``<repo>/data`` next to the ``engine`` package in a checkout and in the page's
 bundle (build.py zips both side by side); an installed wheel carries it as ``engine/data``
-(pyproject.toml maps it there).
+(pyproject.toml maps it there). The page's bundle holds the TOML catalogs already parsed, in one
+JSON file the build wrote after its own strict load of the same files passed (``catalogs.json``):
+reading JSON is far faster than parsing TOML under Pyodide, and the loaders skip the checks the
+build already made (:func:`prevalidated`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 #: Where the catalogs live: ``engine/data`` in an installed wheel, else ``data/`` beside the
 #: ``engine`` package (a checkout, the page's bundle).
 DATA_DIR = _PACKAGE_DIR / "data" if (_PACKAGE_DIR / "data").is_dir() else _PACKAGE_DIR.parent / "data"
+
+#: The bundle's parsed catalogs, {path under data/: TOML document} (build.py compile_catalogs).
+COMPILED_CATALOGS = DATA_DIR / "catalogs.json"
 
 #: GiB -> bytes. Device memory is stored in GiB (see data/README.md, "Units").
 GIB = 2**30
@@ -111,23 +117,54 @@ def validate_entry(kind: str, entry_id: str, raw: dict, schema: tuple[Field, ...
     return dict(raw)
 
 
+@cache
+def compiled_catalogs() -> dict[str, dict] | None:
+    """The bundle's parsed catalogs, or None where there are only the TOML files (checkout, wheel)."""
+    if not COMPILED_CATALOGS.is_file():
+        return None
+    return json.loads(COMPILED_CATALOGS.read_text(encoding="utf-8"))
+
+
+def prevalidated() -> bool:
+    """True in the page's bundle: its catalogs passed the build's strict load, so loaders need not
+    check them again (a checkout or a wheel reads the TOML files and checks every entry)."""
+    return compiled_catalogs() is not None
+
+
+def read_toml_document(relative: str) -> dict:
+    """One catalog file (``relative`` to data/, e.g. ``engines.toml``), parsed."""
+    compiled = compiled_catalogs()
+    if compiled is not None:
+        return compiled[relative]
+    try:
+        return tomllib.loads((DATA_DIR / relative).read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{Path(relative).name}: {exc}") from exc
+
+
+def toml_files(folder: str) -> list[str]:
+    """The catalog files of a data/ sub-folder (e.g. ``hardware``), relative to data/, sorted."""
+    compiled = compiled_catalogs()
+    if compiled is not None:
+        return sorted(name for name in compiled if name.startswith(f"{folder}/"))
+    return sorted(path.relative_to(DATA_DIR).as_posix() for path in (DATA_DIR / folder).glob("*.toml"))
+
+
 def read_toml_tables(folder: Path, kind: str) -> dict[str, tuple[dict, str]]:
     """All top-level tables of ``folder/*.toml``, sorted by file name: id -> (table, file name)."""
     entries: dict[str, tuple[dict, str]] = {}
-    files = sorted(folder.glob("*.toml"))
+    files = toml_files(folder.relative_to(DATA_DIR).as_posix())
     if not files:
         raise CatalogError(f"no {kind} catalog files in {folder}")
-    for path in files:
-        try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise CatalogError(f"{path.name}: {exc}") from exc
+    for relative in files:
+        name = Path(relative).name
+        document = read_toml_document(relative)
         for entry_id, table in document.items():
             if not isinstance(table, dict):
-                raise CatalogError(f"{path.name}: top-level key {entry_id!r} must be a table (one entry)")
+                raise CatalogError(f"{name}: top-level key {entry_id!r} must be a table (one entry)")
             if entry_id in entries:
-                raise CatalogError(f"duplicate {kind} id {entry_id!r} in {path.name} and {entries[entry_id][1]}")
-            entries[entry_id] = (table, path.name)
+                raise CatalogError(f"duplicate {kind} id {entry_id!r} in {name} and {entries[entry_id][1]}")
+            entries[entry_id] = (table, name)
     return entries
 
 

@@ -3,11 +3,10 @@ engine runs, and which engine's kernels it borrows when it has no calibration of
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 
-from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, validate_entry
+from .catalog import AliasIndex, CatalogError, Field, read_toml_document, validate_entry
 from .hardware import BACKENDS
 
 SCHEMA = (
@@ -51,7 +50,7 @@ class Engine:
 
 @cache
 def load_engines() -> dict[str, Engine]:
-    document = tomllib.loads((DATA_DIR / "engines.toml").read_text(encoding="utf-8"))
+    document = read_toml_document("engines.toml")
     engines = {}
     for engine_id in sorted(document):
         raw = validate_entry("engine", engine_id, document[engine_id], SCHEMA)

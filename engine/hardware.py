@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .catalog import DATA_DIR, GIB, AliasIndex, CatalogError, Field, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, GIB, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
 
 VENDORS = ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other")
 KINDS = ("gpu", "soc", "cpu")
@@ -245,11 +245,13 @@ def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
 def load_hardware() -> dict[str, Device]:
     """Every device of ``data/hardware/*.toml``, memory variants expanded, keyed by id."""
     devices: dict[str, Device] = {}
+    checked = prevalidated()
     for entry_id, (raw, _file) in read_toml_tables(DATA_DIR / "hardware", "hardware").items():
-        validate_entry("hardware", entry_id, raw, SCHEMA)
-        _check_bandwidth_arithmetic(entry_id, raw)
-        _check_nvlink(entry_id, raw)
-        _check_cpu(entry_id, raw)
+        if not checked:
+            validate_entry("hardware", entry_id, raw, SCHEMA)
+            _check_bandwidth_arithmetic(entry_id, raw)
+            _check_nvlink(entry_id, raw)
+            _check_cpu(entry_id, raw)
         for variant_id, variant in _variants(entry_id, raw):
             if variant_id in devices:
                 raise CatalogError(f"duplicate hardware id {variant_id!r}")

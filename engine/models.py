@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 from .arch import Architecture, architecture_from_config
-from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
 from .errors import EngineInputError
 
 SCHEMA = (
@@ -77,7 +77,10 @@ class Model:
         }
 
 
-def _model_from_raw(entry_id: str, raw: dict) -> Model:
+def _model_from_raw(entry_id: str, raw: dict, check: bool = True) -> Model:
+    if not check:  # the page's bundle: the build checked it (engine/catalog.py prevalidated)
+        return Model(id=entry_id, aliases=tuple(raw["aliases"]), sources=dict(raw.get("sources", {})), quants=tuple(raw.get("quants", ())),
+                     **{k: v for k, v in raw.items() if k not in ("aliases", "sources", "quants")})
     validate_entry("model", entry_id, raw, SCHEMA)
     if not DATE_PATTERN.match(raw["release_date"]):
         raise CatalogError(f"model {entry_id!r}: release_date must be YYYY-MM-DD or YYYY-MM")
@@ -106,8 +109,9 @@ def _model_from_raw(entry_id: str, raw: dict) -> Model:
 @cache
 def load_models() -> dict[str, Model]:
     """Every model of ``data/models/*.toml``, keyed by id."""
+    checked = prevalidated()
     return {
-        entry_id: _model_from_raw(entry_id, raw)
+        entry_id: _model_from_raw(entry_id, raw, check=not checked)
         for entry_id, (raw, _file) in read_toml_tables(DATA_DIR / "models", "model").items()
     }
 

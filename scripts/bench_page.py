@@ -1,22 +1,35 @@
-"""Benchmarks of the built page in Debian's Chromium (numbers, not pass/fail):
+"""Benchmarks of the built page in Debian's Chromium (numbers, not pass/fail), all in one run so
+their ratios hold on a busy machine:
 
-- time to the first number (the build-time estimate) and to "engine ready", over cold loads;
-- recompute time per interaction in Pyodide (the worker round trip of the main numbers), p50/p95,
-  and the time until all background work (charts, marks, advice, race) is done;
-- the stream player's rate and TTFT error at 2, 20, 200 and 2000 tok/s.
+- bare Pyodide boot (a module worker: loadPyodide + importing the standard-library modules the
+  engine imports) against "engine ready" on the page, cold (a fresh browser profile) and warm (a
+  second visit in the same profile, after the service worker installed);
+- the first visit's requests and bytes as the server saw them, with duplicate downloads counted,
+  and the bytes before the engine was ready;
+- a shared link: its numbers after engine ready;
+- recompute time per picker change in Pyodide (the worker round trip of the main numbers),
+  p50/p95, and the time until all background work (charts, marks, advice, race) is done;
+- the stream player's rate and TTFT error at 2, 20, 200 and 2000 tok/s;
+- a soak (picker changes, streams and races in one page): the page's JS heap and the worker's
+  WebAssembly heap, after the first 20 interactions and at the end, and recompute p95 per half.
 
-    python3 scripts/bench_page.py [--loads 3] [--interactions 40]
+    python3 scripts/bench_page.py [--loads 3] [--interactions 40] [--soak 200] [--skip-stream]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import http.server
+import json
+import os
 import statistics
 import sys
 import tempfile
 import threading
+import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +45,9 @@ INTERACTIONS = [
     "?hw=rtx-3090", "?hw=rtx-3090&prompt=2000", "?hw=apple-m4-max-40c-128gb&prompt=2000", "?hw=apple-m4-max-40c-128gb&model=qwen3-32b",
     "?model=qwen3-30b-a3b", "?model=qwen3-30b-a3b&quant=Q8_0", "?prompt=12000", "?answer=document", "?depth=32000&kv=q8_0", "?batch=8",
 ]
+#: A link someone shares: not the build's default view, so its numbers need the engine.
+SHARED_LINK = "?hw=apple-m4-max-40c-128gb&model=qwen3-32b&quant=Q4_K_M&prompt=2000"
+RACE_LANES = "&lane1=rtx-3090****&lane2=apple-m4-max-40c-128gb****"
 RATES_TPS = (2, 20, 200, 2000)
 TTFT_S = 0.5
 
@@ -41,38 +57,146 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def serve(directory: Path):
-    handler = functools.partial(type("H", (build.QuietHandler,), {"log_message": lambda *a: None}), directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+def engine_stdlib_modules() -> list[str]:
+    """The standard-library modules the bundled engine imports (what a bare boot must import too)."""
+    names = set()
+    for path, _name in build.bundle_files():
+        if path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return sorted(n for n in names if n in sys.stdlib_module_names and n != "__future__")
 
 
-def cold_loads(browser, url, loads):
-    first, ready = [], []
-    for _ in range(loads):
-        context = browser.new_context()
-        page = context.new_page()
-        page.goto(url)
-        page.wait_for_selector(READY, timeout=120_000)
-        timings = page.evaluate("() => window.__tokfeel.timings")
-        first.append(timings["firstNumberMs"])
-        ready.append(timings["engineReadyMs"])
-        context.close()
-    return first, ready
+BARE_HTML = """<!doctype html><meta charset="utf-8"><title>bare</title><script type="module" src="bare.js"></script>"""
+BARE_JS = """const worker = new Worker(new URL("bare-worker.js", import.meta.url), { type: "module" });
+worker.onmessage = (event) => { window.__bare = { ...event.data, readyMs: performance.now() }; };
+worker.postMessage({ indexURL: new URL("../%(index)s", location.href).href, modules: %(modules)s });"""
+BARE_WORKER = """self.onmessage = async (event) => {
+  const { indexURL, modules } = event.data;
+  const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+  const pyodide = await loadPyodide({ indexURL, packages: [] });
+  pyodide.runPython("import " + modules.join(", "));
+  self.postMessage({ ok: true });
+};"""
+
+
+def write_bare_page(site: Path, index_url: str) -> None:
+    folder = site / "__bench"
+    folder.mkdir()
+    (folder / "bare.html").write_text(BARE_HTML)
+    (folder / "bare.js").write_text(BARE_JS % {"index": index_url, "modules": json.dumps(engine_stdlib_modules())})
+    (folder / "bare-worker.js").write_text(BARE_WORKER)
+
+
+class Served:
+    """The site on a loopback port, logging every response: (time, path, status, body bytes)."""
+
+    def __init__(self, directory: Path):
+        records = self.records = []
+
+        class Handler(build.QuietHandler):
+            def log_message(self, *args):
+                pass
+
+            def send_header(self, keyword, value):
+                if keyword.lower() == "content-length":
+                    self._length = int(value)
+                super().send_header(keyword, value)
+
+            def log_request(self, code="-", size="-"):
+                status = int(getattr(code, "value", code)) if str(code).isdigit() or hasattr(code, "value") else 0
+                records.append((time.monotonic(), self.path.split("?")[0], status, getattr(self, "_length", 0) if status == 200 else 0))
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def since(self, mark: int):
+        return self.records[mark:]
+
+
+def engine_ready_ms(page) -> float:
+    page.wait_for_selector(READY, timeout=180_000)
+    return page.evaluate("() => window.__tokfeel.timings.engineReadyMs")
+
+
+def bare_ready_ms(page) -> float:
+    page.wait_for_function("() => window.__bare", timeout=180_000, polling=20)
+    return page.evaluate("() => window.__bare.readyMs")
+
+
+def service_worker_installed(page) -> None:
+    page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+
+
+def first_visit(browser, served: Served):
+    """One cold visit: engine ready, then (same profile) a warm visit; the server's log of the first."""
+    context = browser.new_context()
+    page = context.new_page()
+    mark = len(served.records)
+    page.goto(served.url)
+    cold = engine_ready_ms(page)
+    ready_at = time.monotonic()
+    service_worker_installed(page)
+    page.wait_for_function("() => window.__tokfeel.settled()", timeout=180_000, polling=50)
+    page.wait_for_timeout(500)
+    log = served.since(mark)
+    page.close()
+    second = context.new_page()
+    second.goto(served.url)
+    warm = engine_ready_ms(second)
+    context.close()
+    return cold, warm, log, ready_at
+
+
+def bare_visits(browser, url):
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url + "__bench/bare.html")
+    cold = bare_ready_ms(page)
+    page.close()
+    page = context.new_page()
+    page.goto(url + "__bench/bare.html")
+    warm = bare_ready_ms(page)
+    context.close()
+    return cold, warm
+
+
+def shared_link(browser, url):
+    """ms from engine ready until the link's own numbers are on screen."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url + SHARED_LINK)
+    ready = engine_ready_ms(page)
+    shown = page.wait_for_function(
+        """() => { const c = window.__tokfeel.current(); return c && !c.failed && JSON.stringify(c.view) === JSON.stringify(window.__tokfeel.view()) && window.__tokfeel.timings.recomputeMs.length > 0 ? performance.now() : false; }""",
+        timeout=180_000, polling=10,
+    ).json_value()
+    context.close()
+    return shown - ready
+
+
+def show(page, url):
+    return page.evaluate(
+        "(url) => { const t = performance.now(); history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate')); return t; }", url
+    )
+
+
+def settle(page):
+    page.wait_for_function("() => window.__tokfeel.settled()", timeout=180_000, polling=20)
+    page.evaluate("() => window.__tokfeel.jobs.idle()")
 
 
 def interactions(page, base, count):
     background = []
     page.evaluate("() => { window.__tokfeel.timings.recomputeMs.length = 0; }")
     for i in range(count):
-        q = INTERACTIONS[i % len(INTERACTIONS)]
-        started = page.evaluate(
-            "(url) => { const t = performance.now(); history.pushState(null, '', url); dispatchEvent(new PopStateEvent('popstate')); return t; }",
-            base + q,
-        )
-        page.wait_for_function("() => window.__tokfeel.settled()", timeout=120_000, polling=20)
-        page.evaluate("() => window.__tokfeel.jobs.idle()")
+        started = show(page, base + INTERACTIONS[i % len(INTERACTIONS)])
+        settle(page)
         background.append(page.evaluate("(t) => performance.now() - t", started))
     return page.evaluate("() => window.__tokfeel.timings.recomputeMs"), background
 
@@ -100,35 +224,126 @@ def stream_error(page, rate):
     return ttft_error_ms, 100 * (measured - scheduled) / scheduled
 
 
+def memory(page, cdp):
+    """(page JS heap bytes after a forced GC, worker WebAssembly heap bytes)."""
+    cdp.send("HeapProfiler.collectGarbage")
+    heap = cdp.send("Runtime.getHeapUsage")["usedSize"]
+    wasm = None
+    for worker in page.workers:
+        value = worker.evaluate("() => self.__tokfeelDiagnostics ? self.__tokfeelDiagnostics() : null")
+        if value:
+            wasm = value["wasmHeapBytes"]
+    return heap, wasm
+
+
+def soak(browser, url, changes, streams, races):
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(READY, timeout=180_000)
+    settle(page)
+    cdp = context.new_cdp_session(page)
+    page.evaluate("() => { window.__tokfeel.timings.recomputeMs.length = 0; }")
+    stream_every = max(1, changes // max(1, streams))
+    race_every = max(1, changes // max(1, races))
+    baseline = None
+    done_streams = done_races = 0
+    for i in range(changes):
+        query = INTERACTIONS[i % len(INTERACTIONS)]
+        racing = done_races < races and i % race_every == race_every - 1
+        show(page, url + query + (RACE_LANES if racing else ""))
+        settle(page)
+        if racing:
+            page.click('[data-testid="race-run"]')
+            page.wait_for_timeout(300)
+            done_races += 1
+        if done_streams < streams and i % stream_every == 0 and page.is_enabled('[data-testid="run"]'):
+            page.click('[data-testid="run"]')
+            page.wait_for_timeout(300)
+            done_streams += 1
+        if i == 19:
+            baseline = memory(page, cdp)
+    final = memory(page, cdp)
+    recompute = page.evaluate("() => window.__tokfeel.timings.recomputeMs")
+    context.close()
+    return baseline, final, recompute, done_streams, done_races
+
+
+def growth(before, after):
+    return "n/a" if not before or after is None else f"{100 * (after / before - 1):+.1f}%"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--loads", type=int, default=3)
+    parser.add_argument("--loads", type=int, default=3, help="cold and warm visits of each kind")
     parser.add_argument("--interactions", type=int, default=40)
+    parser.add_argument("--soak", type=int, default=200, help="picker changes in the soak (0: no soak)")
+    parser.add_argument("--skip-stream", action="store_true", help="leave out the stream timing")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    load = os.getloadavg()
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     with tempfile.TemporaryDirectory() as folder:
         site = build.build(Path(folder) / "dist")
-        server, url = serve(site)
+        write_bare_page(site, f"pyodide/{build.pyodide_version()}/")
+        served = Served(site)
+        url = served.url
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            first, ready = cold_loads(browser, url, args.loads)
-            print(f"first number (build-time estimate): median {statistics.median(first):.0f} ms after navigation ({args.loads} cold loads)")
-            print(f"engine ready (Pyodide booted):      median {statistics.median(ready) / 1000:.2f} s after navigation")
+            bare_cold, bare_warm, cold, warm, logs = [], [], [], [], []
+            for _ in range(args.loads):  # interleaved, so both see the same load
+                b_cold, b_warm = bare_visits(browser, url)
+                bare_cold.append(b_cold)
+                bare_warm.append(b_warm)
+                e_cold, e_warm, log, ready_at = first_visit(browser, served)
+                cold.append(e_cold)
+                warm.append(e_warm)
+                logs.append((log, ready_at))
+            med = statistics.median
+            print(f"bare Pyodide boot + engine's stdlib imports: cold {med(bare_cold) / 1000:.2f} s, warm {med(bare_warm) / 1000:.2f} s (medians of {args.loads})")
+            print(f"engine ready after navigation:               cold {med(cold) / 1000:.2f} s, warm {med(warm) / 1000:.2f} s")
+            print(f"  ratio cold engine / cold bare: {med(cold) / med(bare_cold):.2f}x;  warm engine / cold engine: {med(warm) / med(cold):.2f}")
+            log, ready_at = logs[0]
+            downloads = [(path, size) for _t, path, status, size in log if status == 200]
+            counts = Counter(path for path, _size in downloads)
+            duplicates = {path: n for path, n in counts.items() if n > 1}
+            before = sum(size for t, _p, status, size in log if status == 200 and t <= ready_at)
+            print(f"first visit: {len(log)} requests, {len(downloads)} downloads, {sum(s for _p, s in downloads) / 1e6:.2f} MB "
+                  f"({before / 1e6:.2f} MB before engine ready); downloaded twice or more: "
+                  + (", ".join(f"{p} x{n}" for p, n in sorted(duplicates.items())) or "none"))
+            wasm = [p for p, _s in downloads if p.endswith(".wasm")]
+            print(f"  copies of pyodide.asm.wasm downloaded: {len(wasm)}; catalog.html downloaded: {counts.get('/catalog.html', 0)}")
+            link = [shared_link(browser, url) for _ in range(max(1, args.loads - 1))]
+            print(f"shared link: its numbers {med(link):.0f} ms after engine ready (median of {len(link)})")
+
             context = browser.new_context()
             page = context.new_page()
             page.goto(url)
-            page.wait_for_selector(READY, timeout=120_000)
-            page.wait_for_function("() => window.__tokfeel.settled()", timeout=120_000)
+            page.wait_for_selector(READY, timeout=180_000)
+            settle(page)
             recompute, background = interactions(page, url, args.interactions)
-            print(f"recompute per interaction (worker round trip, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
-            print(f"everything (charts, marks, advice, race) done:          p50 {percentile(background, 0.5):.0f} ms, p95 {percentile(background, 0.95):.0f} ms")
-            for rate in RATES_TPS:
-                ttft_ms, rate_pct = stream_error(page, rate)
-                print(f"stream at {rate:>4} tok/s: TTFT error {ttft_ms:+.1f} ms, rate error {rate_pct:+.2f}%")
+            print(f"recompute per picker change (worker round trip, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
+            print(f"everything (charts, marks, advice, race) done:            p50 {percentile(background, 0.5):.0f} ms, p95 {percentile(background, 0.95):.0f} ms")
+            if not args.skip_stream:
+                for rate in RATES_TPS:
+                    ttft_ms, rate_pct = stream_error(page, rate)
+                    print(f"stream at {rate:>4} tok/s: TTFT error {ttft_ms:+.1f} ms, rate error {rate_pct:+.2f}%")
             context.close()
+
+            if args.soak:
+                baseline, final, soak_recompute, streams, races = soak(browser, url, args.soak, 30, 10)
+                half = len(soak_recompute) // 2
+                print(f"soak: {args.soak} picker changes, {streams} streams, {races} races in one page")
+                if baseline:
+                    print(f"  page JS heap after 20: {baseline[0] / 1e6:.1f} MB, at the end {final[0] / 1e6:.1f} MB ({growth(baseline[0], final[0])})")
+                    wasm_text = f"{baseline[1] / 1e6:.1f} MB -> {final[1] / 1e6:.1f} MB" if baseline[1] and final[1] else "not exposed"
+                    print(f"  worker WebAssembly heap: {wasm_text} ({growth(baseline[1], final[1])})")
+                print(f"  recompute p95 first half {percentile(soak_recompute[:half], 0.95):.1f} ms, second half {percentile(soak_recompute[half:], 0.95):.1f} ms")
             browser.close()
-        server.shutdown()
+        served.server.shutdown()
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return 0
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 import zipfile
 from html.parser import HTMLParser
 
@@ -49,7 +52,8 @@ def test_site_has_page_runtime_and_bundle(built_site):
     bundles = list(built_site.glob("engine-*.zip"))
     assert len(bundles) == 1
     names = zipfile.ZipFile(bundles[0]).namelist()
-    assert "engine/api.py" in names and "data/engines.toml" in names
+    assert "engine/api.pyc" in names and "data/catalogs.json" in names
+    assert not [name for name in names if name.endswith(".toml")], "the catalogs go in parsed (catalogs.json)"
     assert "data/calibration/measurements.csv" not in names
 
 
@@ -100,3 +104,53 @@ def test_initial_estimate_is_the_engines(built_site):
     initial = json.loads(re.search(r'id="initial-view">(.*?)</script>', html).group(1))
     assert initial["view"] == DEFAULT_VIEW
     assert initial["estimate"]["decode_tps"] == estimate_view(DEFAULT_VIEW)["estimate"]["decode_tps"]
+
+
+#: Calls the parity test makes through engine.page.handle: every catalog, views on several
+#: devices and models, and picker marks (which read every model's architecture).
+PARITY_CALLS = [
+    {"fn": "list", "args": {"kind": kind}} for kind in ("hardware", "models", "quants", "engines")
+] + [
+    {"fn": "view", "args": {}},
+    {"fn": "view", "args": {"hw": "apple-m4-max-40c-128gb", "model": "qwen3-30b-a3b", "quant": "Q8_0", "prompt": 2000}},
+    {"fn": "view", "args": {"hw": "rtx-3090", "depth": 32000, "kv": "q8_0"}},
+    {"fn": "marks", "args": {"view": {}, "kind": "hardware", "offset": 0, "limit": 64}},
+] + [{"fn": "marks", "args": {"view": {}, "kind": "models", "offset": offset, "limit": 64}} for offset in range(0, 512, 64)]
+
+
+def test_bundle_holds_bytecode_for_every_module_and_parsed_catalogs(built_site):
+    names = set(zipfile.ZipFile(next(built_site.glob("engine-*.zip"))).namelist())
+    modules = {name for _path, name in build.bundle_files() if name.endswith(".py")}
+    assert modules and not names & modules, "the bundle is sourceless: Pyodide imports the .pyc files"
+    assert {name[:-3] + ".pyc" for name in modules} == {name for name in names if name.endswith(".pyc")}
+    assert not any(name.startswith("engine/tools/") for name in names)
+
+
+def test_the_bundles_catalogs_give_the_checkouts_answers(built_site, tmp_path):
+    """The page's engine reads the catalogs the build parsed and skips the checks the build made;
+    it must answer exactly as the checkout, which parses and checks the TOML files. (The bundle's
+    bytecode is for Pyodide's CPython; this runs the same sources with the bundle's data.)"""
+    with zipfile.ZipFile(next(built_site.glob("engine-*.zip"))) as bundle:
+        for name in bundle.namelist():
+            if name.startswith("data/"):
+                bundle.extract(name, tmp_path)
+    for path, name in build.bundle_files():
+        if name.endswith(".py"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_bytes(path.read_bytes())
+    program = (
+        "import json, sys\n"
+        "from engine.catalog import prevalidated\n"
+        "from engine.page import handle\n"
+        "assert prevalidated()\n"
+        "print(json.dumps([json.loads(handle(json.dumps(call))) for call in json.loads(sys.argv[1])]))\n"
+    )
+    calls = json.dumps(PARITY_CALLS)
+    bundled = subprocess.run([sys.executable, "-c", program, calls], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert bundled.returncode == 0, bundled.stderr
+    from engine.page import handle
+
+    expected = [json.loads(handle(json.dumps(call))) for call in PARITY_CALLS]
+    assert all(answer["ok"] for answer in expected)
+    assert json.loads(bundled.stdout) == expected

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 
-from ..catalog import DATA_DIR, AliasIndex, CatalogError, Field, validate_entry
+from ..catalog import AliasIndex, CatalogError, Field, prevalidated, read_toml_document, validate_entry
 from .llamacpp import FTYPE_DEFAULT_TYPE
 from .recipes import RECIPES
 from .storage import GGML_TYPES, type_bits
@@ -101,12 +101,19 @@ def read_quants(text: str, origin: str = "quants.toml") -> dict[str, QuantFormat
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{origin}: {exc}") from exc
+    return quants_from_document(document, origin)
+
+
+def quants_from_document(document: dict, origin: str = "quants.toml", check: bool = True) -> dict[str, QuantFormat]:
+    """The formats of a parsed quants catalog, keyed by id; ``check=False`` only for the page's
+    bundle, whose catalogs the build checked (engine/catalog.py prevalidated)."""
     quants: dict[str, QuantFormat] = {}
     for entry_id, raw in document.items():
         if not isinstance(raw, dict):
             raise CatalogError(f"{origin}: top-level key {entry_id!r} must be a table (one format)")
-        validate_entry("quant", entry_id, raw, SCHEMA)
-        _check_entry(entry_id, raw)
+        if check:
+            validate_entry("quant", entry_id, raw, SCHEMA)
+            _check_entry(entry_id, raw)
         fields = {k: v for k, v in raw.items() if k not in ("engines", "aliases", "sources")}
         quants[entry_id] = QuantFormat(
             id=entry_id,
@@ -121,7 +128,7 @@ def read_quants(text: str, origin: str = "quants.toml") -> dict[str, QuantFormat
 @cache
 def load_quants() -> dict[str, QuantFormat]:
     """Every weight format of ``data/quants.toml``, keyed by id."""
-    return read_quants((DATA_DIR / "quants.toml").read_text(encoding="utf-8"))
+    return quants_from_document(read_toml_document("quants.toml"), check=not prevalidated())
 
 
 def build_index(quants: dict[str, QuantFormat]) -> AliasIndex:

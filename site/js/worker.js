@@ -1,5 +1,6 @@
-// The engine's Web Worker: boots Pyodide, unpacks the engine bundle (engine/ + data/, exactly the
-// repository's layout) and answers the page's calls through engine.page.handle(json) -> json.
+// The engine's Web Worker: boots Pyodide, unpacks the engine bundle (engine/ as bytecode compiled
+// for this runtime, data/ with the catalogs parsed at build time; the repository's layout) and
+// answers the page's calls through engine.page.handle(json) -> json.
 // The message shapes are declared in protocol.js.
 
 import { MSG } from "./protocol.js";
@@ -62,9 +63,12 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
   const page = pyodide.pyimport("engine.page");
   handle = page.handle;
+  // Diagnostics for scripts/bench_page.py (read-only): the size of the runtime's WebAssembly heap.
+  self.__tokfeelDiagnostics = () => ({ wasmHeapBytes: pyodide._module?.HEAPU8?.byteLength ?? null });
   progress("catalogs", "Reading the catalogs");
-  // The first call loads and validates every catalog, so later calls are fast.
-  const check = JSON.parse(handle(JSON.stringify({ fn: "list", args: { kind: "engines" } })));
+  // One estimate of the default view loads every catalog, the fit and the measured points, so the
+  // page's first call (a shared link's view) costs what any later one does.
+  const check = JSON.parse(handle(JSON.stringify({ fn: "view", args: {} })));
   if (!check.ok) throw new Error(check.error.message);
   progress("ready", "Engine ready");
   bootingFrom = null;
