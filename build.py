@@ -21,6 +21,7 @@ import functools
 import hashlib
 import http.server
 import json
+import os
 import shutil
 import sys
 import zipfile
@@ -177,7 +178,7 @@ def compile_bytecode(sources: dict[str, bytes]) -> dict[str, bytes]:
                 sys.exit(f"compiling the engine's bytecode with Pyodide failed:\n{compiled.stderr[-2000:]}")
             tag = compiled.stdout.strip().splitlines()[-1]
             cache.parent.mkdir(parents=True, exist_ok=True)
-            partial = cache.with_suffix(".partial")
+            partial = cache.with_suffix(f".{os.getpid()}.partial")  # builds may run side by side
             with zipfile.ZipFile(partial, "w") as archive:
                 for name in sorted(sources):
                     path = Path(name)
