@@ -55,7 +55,7 @@ from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements,
 from .params import BackendParams
 from .parallel import split_sync_parts
 from .quant import KV_CODEBOOK_TYPES
-from .roofline import bandwidth_bytes_s, clock_factor, thread_limited_bandwidth, thread_limited_flops, vector_flops
+from .roofline import bandwidth_bytes_s, clock_factor, cpu_bandwidth, cpu_kernel, thread_limited_flops, vector_flops
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction
 
@@ -92,8 +92,13 @@ class StepFeatures:
     quantized: bool = False  # weights are unpacked on the way into the matmuls
     clock_factor: float = 1.0  # reference clock / the GPU's clock
     unified_memory: bool = False  # an SoC's LPDDR shared with the CPU, not a card's GDDR/HBM
-    #: Per-core bandwidth limit of a CPU backend: cores in use (0 = not a CPU backend).
+    #: Per-core bandwidth limit of a CPU backend: threads in use (0 = not a CPU backend), the
+    #: CPU's physical cores and core chiplets (0 = monolithic) (roofline.cpu_bandwidth).
     cpu_threads: int = 0
+    cpu_cores: int = 0
+    cpu_ccds: int = 0
+    #: The matmul kernel's multiply-accumulate rate relative to flops_rate (CPU int8/BF16 paths).
+    matmul_rate_factor: float = 1.0
     #: Layers with routed experts (each runs the routing kernels).
     moe_layers: int = 0
     #: Weights among device_dense_params / device_expert_params in a lattice-codebook type.
@@ -211,6 +216,9 @@ def step_features(
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
         unified_memory=device.kind == "soc",
         cpu_threads=threads,
+        cpu_cores=(device.cpu_cores or threads) if threads else 0,
+        cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
+        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
         device_codebook_dense_params=codebook_dense * device_share_params,
         device_codebook_expert_params=codebook_experts * device_share_params,
@@ -225,10 +233,10 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
     bandwidth = f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0)
     if f.cpu_threads:
-        bandwidth = thread_limited_bandwidth(bandwidth, f.cpu_threads, p.core_bw_gbs)
+        bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
     unpack_s = (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
     weights_s = device_bytes / bandwidth + unpack_s
-    matmul_s = f.device_matmul_flops / (f.flops_rate * p.eta_decode_compute)
+    matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
     layer_s = p.t_layer_s + (p.t_layer_batched_s if f.batch > 1 else 0.0)

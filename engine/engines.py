@@ -20,6 +20,7 @@ SCHEMA = (
     Field("source", str, required=True),
     Field("sources", dict),
     Field("notes", str),
+    Field("cpu_tiled_types", list),
 )
 
 
@@ -38,6 +39,19 @@ class Engine:
     #: runs this engine.
     serves_for: str = ""
     notes: str = ""
+    #: ggml storage types whose CPU matrix multiplications run as tiled GEMMs over repacked
+    #: rows (each unpacked weight serves several tokens); ``("*",)`` = every type, ``("none",)``
+    #: = no type; empty = not stated (the base engine's list applies).
+    cpu_tiled_types: tuple[str, ...] = ()
+
+    def cpu_tiles(self, type_name: str) -> bool:
+        """Whether this engine's CPU backend multiplies ``type_name`` weights in tiled kernels."""
+        engines = load_engines()
+        for engine_id in self.lineage():
+            tiled = engines[engine_id].cpu_tiled_types
+            if tiled:
+                return "*" in tiled or type_name in tiled
+        return False
 
     def lineage(self) -> tuple[str, ...]:
         """This engine's id, then its base's, and so on: where to look for calibration."""
@@ -57,12 +71,13 @@ def load_engines() -> dict[str, Engine]:
         unknown = sorted(set(raw["backends"]) - set(BACKENDS))
         if unknown:
             raise CatalogError(f"engine {engine_id!r}: unknown backend(s) {', '.join(unknown)}")
-        fields = {k: v for k, v in raw.items() if k not in ("sources", "backends", "formats", "aliases")}
+        fields = {k: v for k, v in raw.items() if k not in ("sources", "backends", "formats", "aliases", "cpu_tiled_types")}
         engines[engine_id] = Engine(
             id=engine_id,
             backends=tuple(raw["backends"]),
             formats=tuple(raw["formats"]),
             aliases=tuple(raw["aliases"]),
+            cpu_tiled_types=tuple(raw.get("cpu_tiled_types", ())),
             **fields,
         )
     for engine in engines.values():

@@ -83,6 +83,10 @@ class BackendParams:
     #: CPU backends: bandwidth one core can pull, GB/s (line-fill buffers limit a core to a
     #: fraction of the socket's peak; measured single-core bandwidth on Zen 4 / Apple M is ~20-60).
     core_bw_gbs: float = 25.0
+    #: CPU backends on chiplet CPUs: bandwidth one core chiplet (AMD CCD) can read over its link
+    #: to the I/O die, GB/s. Prior: Zen 4's GMI link reads 32 bytes per fabric clock, 64 GB/s at
+    #: FCLK 2 GHz (https://chipsandcheese.com/p/amds-zen-4-part-2-memory-subsystem-and-conclusion).
+    ccd_bw_gbs: float = 64.0
 
     @classmethod
     def from_dict(cls, data: dict) -> BackendParams:

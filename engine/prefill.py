@@ -25,13 +25,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .parallel import pcie_link, split_sync_parts
 from .params import BackendParams
-from .roofline import bandwidth_bytes_s, core_share, matmul_flops
+from .arch import Architecture
+from .engines import Engine
+from .quant import QuantFormat, storage, tensor_types
+from .roofline import bandwidth_bytes_s, core_share, matmul_flops, thread_limited_flops
 from .system import System
-from .weights import distinct_expert_fraction
+from .weights import LOOKUP_TENSORS, distinct_expert_fraction
 
 #: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
 PCIE_EFFICIENCY = 0.8
@@ -52,6 +56,15 @@ class PrefillFeatures:
     quantized: bool  # weights need dequantising on the way into the matmuls
     moe_layers: int  # layers with routed experts (each pays a routing step per micro-batch)
     unified_memory: bool = False  # see decode.StepFeatures
+    #: CPU backends: weights each token multiplies, by kernel path (per-token vec_dot or tiled
+    #: GEMM on repacked rows) and by whether they are lattice-codebook coded; their unpacking
+    #: runs on the vector units at ``vector_rate`` FLOP/s (0 = not a CPU backend).
+    cpu_untiled_weights: float = 0.0
+    cpu_untiled_codebook_weights: float = 0.0
+    cpu_tiled_weights: float = 0.0
+    cpu_tiled_codebook_weights: float = 0.0
+    tokens: int = 0
+    vector_rate: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,33 @@ def pipeline_factor(tokens: int, ubatch: int, nbatch: int, stages: int) -> float
     return pipelined / work
 
 
+#: Activation columns one unpacked block of weights serves in the CPU's tiled kernels:
+#: ik_llama.cpp's iqk_mul_mat kernels take up to 8 columns per pass (mul_mat_*_q8_K_T<nrc_y>,
+#: nrc_y <= 8), llama.cpp's repacked Q4_0 GEMMs 4 to 8 (ggml-cpu/repack.cpp, block_q8_0x4/x8).
+CPU_TILE_COLUMNS = 8
+
+
+@lru_cache(maxsize=256)
+def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -> tuple[float, float, float, float]:
+    """Quantised weights one token multiplies in prefill, split by the CPU kernel path:
+    (per-token vec_dot, of which codebook-coded, tiled GEMM, of which codebook-coded). Routed
+    experts count at their top-k share; embedding rows and 1-D tensors are not multiplied."""
+    untiled = untiled_cb = tiled = tiled_cb = 0.0
+    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
+    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
+        kind = storage(type_name)
+        if tensor.mtp or tensor.name in LOOKUP_TENSORS or not kind.quantized or tensor.rows == 1:
+            continue
+        weights = tensor.params * (share if tensor.is_routed_expert else 1.0)
+        if engine.cpu_tiles(type_name):
+            tiled += weights
+            tiled_cb += weights if kind.codebook else 0.0
+        else:
+            untiled += weights
+            untiled_cb += weights if kind.codebook else 0.0
+    return untiled, untiled_cb, tiled, tiled_cb
+
+
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
     """Features of processing ``tokens`` new tokens per sequence after ``depth`` cached ones."""
     arch = system.arch
@@ -104,8 +144,13 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     attn_flops = sequences * attention_flops(arch, tokens, depth)
 
     rate = matmul_flops(system.device, system.quant, system.backend)
+    cpu_paths = (0.0, 0.0, 0.0, 0.0)
+    vector_rate = 0.0
     if system.backend == "cpu":
         rate *= core_share(system.device, system.cpu_threads)
+        vector_rate = thread_limited_flops(system.device, system.cpu_threads)
+        if system.quant.kind != "dense":
+            cpu_paths = cpu_unpack_weights(arch, system.quant, system.engine)
     split = system.options.split
     if split == "layer":
         # A layer split pipelines micro-batches through the cards (pipeline_factor).
@@ -143,6 +188,12 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         quantized=system.quant.kind != "dense",
         moe_layers=profile.expert_layers,
         unified_memory=system.device.kind == "soc",
+        cpu_untiled_weights=cpu_paths[0],
+        cpu_untiled_codebook_weights=cpu_paths[1],
+        cpu_tiled_weights=cpu_paths[2],
+        cpu_tiled_codebook_weights=cpu_paths[3],
+        tokens=total_tokens,
+        vector_rate=vector_rate,
     )
 
 
@@ -150,6 +201,15 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
     matmul_cost = p.pp_quant_cost if f.quantized else 1.0
     compute_s = (f.dense_flops * matmul_cost + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
+    if f.vector_rate:
+        # CPU kernels unpack quantised weights on the vector units between the multiply-adds:
+        # per token in a row-by-row vec_dot, once per tile of columns in a tiled GEMM (the same
+        # per-weight costs as in decode, decode.py).
+        ops = (
+            f.cpu_untiled_weights * p.dequant_ops + f.cpu_untiled_codebook_weights * p.codebook_ops
+            + (f.cpu_tiled_weights * p.dequant_ops + f.cpu_tiled_codebook_weights * p.codebook_ops) / CPU_TILE_COLUMNS
+        )
+        compute_s += f.tokens * ops / f.vector_rate
     memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0))
     fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor

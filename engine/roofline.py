@@ -9,6 +9,9 @@ device has no faster path for that format).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from .hardware import Device
 from .quant import QuantFormat
 
@@ -44,7 +47,7 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     where the device has them (vLLM, TensorRT-class kernels).
     """
     if backend == "cpu":
-        return cpu_vector_flops(device)
+        return cpu_vector_flops(device) * cpu_kernel(device, quant).factor
     fp16 = fp16_matrix_flops(device, backend)
     fmt = quant.compute_format
     if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
@@ -55,16 +58,22 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
 
 
 #: FP32 FLOP/s per core of a system-on-chip's CPU, for the cpu backend on SoCs (the catalog's
-#: TFLOPS figures are the GPU's): ~3.2 GHz x 24 FLOP/cycle, a blend of performance cores' four
-#: 128-bit FMA pipes (32 FLOP/cycle; AnandTech's Apple M1 / Firestorm analysis) and efficiency
-#: cores' narrower ones. An approximation, stated as one.
+#: TFLOPS figures are the GPU's). Apple's performance cores have four 128-bit FMA pipes at
+#: ~3.2 GHz (32 FLOP/cycle), its efficiency cores two at ~2 GHz (AnandTech's Apple M1 analysis:
+#: Firestorm and Icestorm); where the entry does not split its cores, a blend of the two.
+SOC_P_CORE_FLOPS = 3.2e9 * 32
+SOC_E_CORE_FLOPS = 2.0e9 * 16
 SOC_CPU_FLOPS_PER_CORE = 3.2e9 * 24
 
 
 def cpu_vector_flops(device: Device) -> float:
-    """Vector FP32 rate of the CPU cores: a CPU entry's own figure, or the SoC approximation."""
+    """Vector FP32 rate of all CPU cores at base clock: a CPU entry's own figure, or the SoC
+    estimate."""
     if device.kind == "soc":
-        return (device.cpu_cores or 8) * SOC_CPU_FLOPS_PER_CORE
+        cores = device.cpu_cores or 8
+        if device.cpu_p_cores:
+            return device.cpu_p_cores * SOC_P_CORE_FLOPS + (cores - device.cpu_p_cores) * SOC_E_CORE_FLOPS
+        return cores * SOC_CPU_FLOPS_PER_CORE
     return device.fp32_tflops * TERA if device.fp32_tflops else device.fp16_tflops * TERA
 
 
@@ -78,21 +87,172 @@ def vector_flops(device: Device, backend: str = "") -> float:
     return device.fp16_tflops * TERA
 
 
-def core_share(device: Device, threads: int) -> float:
-    """Share of a CPU's arithmetic ``threads`` threads use: each physical core adds its share (a
-    second thread on a core adds no FMA units)."""
+# --------------------------------------------------------------------------------------------
+# CPUs: which cores a thread count uses, at which clock, through which kernel
+# --------------------------------------------------------------------------------------------
+
+
+def default_threads(device: Device) -> int:
+    """llama.cpp's default ``-t``: the physical cores, only the performance cores of a hybrid
+    part (common/common.cpp ``cpu_get_num_math``: on x86 Linux it counts the cores whose CPUID
+    reports the "Core" type and drops hyper-thread siblings)."""
+    return device.cpu_p_cores or device.cpu_cores or 8
+
+
+def _performance_core_flops(device: Device) -> float:
+    """FP32 FLOP/s of one performance core at base clock."""
+    if device.cpu_fp32_flops_per_cycle and device.cpu_base_clock_ghz:
+        return device.cpu_fp32_flops_per_cycle * device.cpu_base_clock_ghz * GIGA
+    if device.kind == "soc" and device.cpu_p_cores:
+        return SOC_P_CORE_FLOPS
+    return cpu_vector_flops(device) / (device.cpu_cores or 8)
+
+
+def efficiency_core_ratio(device: Device) -> float:
+    """An efficiency core's FP32 rate relative to a performance core's (hybrid parts; 1 otherwise),
+    from the catalog's split of the vector peak (Gracemont: two 128-bit FMA pipes at a lower
+    clock against Raptor Cove's two 256-bit, ~0.37)."""
+    cores, p_cores = device.cpu_cores or 0, device.cpu_p_cores
+    if not p_cores or cores <= p_cores:
+        return 1.0
+    p_part = p_cores * _performance_core_flops(device)
+    e_part = cpu_vector_flops(device) - p_part
+    return max(0.1, min(1.0, e_part / (cores - p_cores) / _performance_core_flops(device)))
+
+
+def effective_cores(device: Device, threads: int) -> float:
+    """Performance cores' worth of arithmetic ``threads`` threads deliver.
+
+    ggml and ik_llama.cpp split each matrix multiplication into equal shares, one per thread,
+    and every thread waits for the last one at the end of each operation. So a step runs at the
+    pace of its slowest thread: two threads sharing a core (SMT) each run at half speed, and
+    once the threads spill onto a hybrid part's efficiency cores every share runs at an
+    efficiency core's pace. Threads = physical cores is the optimum; 172 threads on a 128-core
+    Xeon 6980P are 128 / 2 = 86 cores' worth (ik_llama.cpp PR 259: prefill 147 -> 113 tok/s), 13
+    threads on a 6P+8E Core i5-13600K fewer than its 6 P-cores (ik_llama.cpp issue 255).
+    """
     cores = device.cpu_cores or threads
-    return min(threads, cores) / cores
+    per_core = math.ceil(threads / cores)  # threads sharing the busiest core
+    pace = 1.0 / per_core
+    if device.cpu_p_cores and threads > device.cpu_p_cores:
+        pace *= efficiency_core_ratio(device)
+    return threads * pace
+
+
+def clock_ratio(device: Device, threads: int) -> float:
+    """Clock of the cores in use relative to base. Desktop and server parts are power limited:
+    one busy core boosts to the single-core maximum, all of them together hold about the base
+    clock (the vendors' definition of base: the guaranteed all-core frequency at TDP). In between
+    the clock falls linearly with the busy cores of a socket, the simplest curve through the two
+    published points. Parts without both clocks run at the catalog's rate."""
+    base, boost = device.cpu_base_clock_ghz, device.cpu_boost_clock_ghz
+    if not base or not boost:
+        return 1.0
+    per_socket = max(1, (device.cpu_p_cores or device.cpu_cores or 1) // max(device.cpu_sockets, 1))
+    busy = min(math.ceil(threads / max(device.cpu_sockets, 1)), per_socket)
+    if per_socket == 1:
+        return boost / base
+    return (boost - (boost - base) * (busy - 1) / (per_socket - 1)) / base
 
 
 def thread_limited_flops(device: Device, threads: int) -> float:
-    """Vector FLOP/s of a CPU running ``threads`` threads."""
-    return cpu_vector_flops(device) * core_share(device, threads)
+    """Vector FP32 FLOP/s of a CPU running ``threads`` threads (cores in use, their pace, clock)."""
+    return effective_cores(device, threads) * _performance_core_flops(device) * clock_ratio(device, threads)
+
+
+def core_share(device: Device, threads: int) -> float:
+    """Share of the CPU's all-core base-clock arithmetic that ``threads`` threads deliver."""
+    return thread_limited_flops(device, threads) / cpu_vector_flops(device)
+
+
+def cpu_isa(device: Device) -> tuple[str, ...]:
+    """The CPU's vector ISA: the catalog's, else what every chip of the vendor has (Apple M1:
+    NEON with dot product; M2 and later add int8 matrix multiply; SoCs with Arm cores from NVIDIA
+    have SVE2 and i8mm), else AVX2, the x86 baseline llama.cpp's release builds target."""
+    if device.cpu_isa:
+        return device.cpu_isa
+    if device.vendor == "apple":
+        return ("neon", "dotprod") + (() if device.family == "Apple M1" else ("i8mm", "bf16"))
+    if device.vendor in ("nvidia", "qualcomm", "ampere", "raspberry-pi"):
+        return ("neon", "dotprod", "i8mm") if device.vendor in ("nvidia", "qualcomm") else ("neon", "dotprod")
+    return ("avx2",)
+
+
+@dataclass(frozen=True)
+class CpuKernel:
+    """The arithmetic a CPU's matrix multiplications run on for one weight format."""
+
+    #: What the explain panel names, e.g. "int8 dot products (AVX-512 VNNI vpdpbusd)".
+    name: str
+    #: Multiply-accumulate throughput relative to the core's FP32 FMA rate.
+    factor: float
+
+
+def cpu_kernel(device: Device, quant: QuantFormat) -> CpuKernel:
+    """The kernel llama.cpp's CPU backend runs for ``quant`` on ``device``, and its peak relative to
+    FP32 FMA (instruction throughputs: Intel's intrinsics guide and optimisation manual, Arm's
+    Neoverse software optimisation guides; ggml/src/ggml-cpu/arch/*/quants.c choose them).
+
+    Quantised weights multiply as int8 against int8-quantised activations (Q8_K / Q8_0):
+    - AVX-512 VNNI / AVX-VNNI ``vpdpbusd``: 4 int8 multiply-adds per 32-bit lane per instruction,
+      4x the FP32 FMA rate of the same vector width;
+    - AVX2 ``vpmaddubsw`` + ``vpmaddwd``: two instructions for the same work, 2x; AVX-512 cores
+      without VNNI (Skylake-SP) run these AVX2 kernels at half their FP32 vector width, 1x;
+    - Arm ``smmla`` (i8mm): a 2x8 by 8x2 int8 block per instruction, 8x a 128-bit FP32 FMA;
+      ``sdot`` (dot product): 4x; plain NEON widening multiplies 2x;
+    - AMX tiles are used by mainline llama.cpp for a few types, but the measured Xeon 8480 rows
+      (ik_llama.cpp issue 437: llama.cpp with the AMX buffer 228 tok/s, ik_llama.cpp's VNNI
+      kernels 348-445 tok/s on Llama 3.1 8B Q4_K_M prefill) show no gain over VNNI, so AMX is
+      counted at the VNNI rate.
+    16-bit weights: BF16 ``vdpbf16ps`` (AVX-512 BF16) or Arm ``bfmmla`` 2x; F16 on Arm (native
+    half-precision FMA) 2x; F16 on x86 is converted to FP32 (F16C), 1x.
+    """
+    isa = set(cpu_isa(device))
+    weight = quant.weight_type
+    if quant.compute_format == "int8" or quant.kind != "dense":
+        if "avx512-vnni" in isa or "amx" in isa:
+            return CpuKernel("int8 dot products (AVX-512 VNNI vpdpbusd)", 4.0)
+        if "avx-vnni" in isa:
+            return CpuKernel("int8 dot products (AVX-VNNI vpdpbusd)", 4.0)
+        if "avx512" in isa:
+            # Without VNNI the int8 kernels are the AVX2 ones (ik_llama.cpp's 512-bit path needs
+            # VNNI, HAVE_FANCY_SIMD), on half the vector width the FP32 figure counts.
+            return CpuKernel("int8 dot products (AVX2 vpmaddubsw on an AVX-512 core)", 1.0)
+        if "avx2" in isa:
+            return CpuKernel("int8 dot products (AVX2 vpmaddubsw)", 2.0)
+        if "i8mm" in isa:
+            return CpuKernel("int8 matrix multiply (Arm i8mm smmla)", 8.0)
+        if "dotprod" in isa:
+            return CpuKernel("int8 dot products (Arm sdot)", 4.0)
+        return CpuKernel("int8 widening multiplies (NEON / RVV)", 2.0)
+    if weight == "bf16" and ("avx512-bf16" in isa or "amx" in isa):
+        return CpuKernel("BF16 dot products (AVX-512 BF16 vdpbf16ps)", 2.0)
+    if weight == "bf16" and "bf16" in isa:
+        return CpuKernel("BF16 matrix multiply (Arm bfmmla)", 2.0)
+    if weight == "f16" and "neon" in isa:
+        return CpuKernel("F16 FMA (Arm half precision)", 2.0)
+    return CpuKernel("FP32 FMA (16-bit weights converted)", 1.0)
+
+
+def cpu_bandwidth(bandwidth: float, threads: int, cores: int, ccds: int, core_bw_gbs: float, ccd_bw_gbs: float) -> float:
+    """Memory bandwidth the threads in use can draw, bytes/s.
+
+    A core streams only as fast as its outstanding cache-line misses allow (``core_bw_gbs``), so a
+    few threads cannot saturate DDR5; a second thread on a core adds none (SMT shares the core's
+    miss buffers). On chiplet CPUs each CCD reaches the I/O die over one link (``ccd_bw_gbs``;
+    Zen 4's GMI link reads 32 bytes per fabric clock, ~64 GB/s at 2 GHz), and threads spread over
+    the CCDs: a 24-core Threadripper PRO 7965WX with four CCDs draws ~225 of its 333 GB/s (Intel
+    MLC, ik_llama.cpp PR 534). A slice of a CPU (a VM's cores) is limited the same way.
+    """
+    busy = min(threads, cores or threads)
+    limit = min(bandwidth, busy * core_bw_gbs * GIGA)
+    if ccds:
+        limit = min(limit, min(ccds, busy) * ccd_bw_gbs * GIGA)
+    return limit
 
 
 def thread_limited_bandwidth(bandwidth: float, threads: int, core_bw_gbs: float) -> float:
-    """Memory bandwidth ``threads`` cores can pull: each core's outstanding cache-line misses cap
-    it well below the socket's peak, so a few threads cannot saturate DDR5."""
+    """Memory bandwidth ``threads`` cores can pull (no chiplet limit; see :func:`cpu_bandwidth`)."""
     return min(bandwidth, threads * core_bw_gbs * GIGA)
 
 

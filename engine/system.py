@@ -25,6 +25,7 @@ from .params import ResolvedParams, resolve_params
 from .quant import KV_TYPES, QuantFormat, kv_bytes_per_element, parse_quant
 from .request import Options, parse_options
 from .resolve import resolve
+from .roofline import default_threads
 from .weights import WeightProfile, weight_profile
 
 #: System RAM of a discrete-GPU machine when the request names none: a desktop with dual-channel
@@ -232,9 +233,9 @@ class System:
 
     @cached_property
     def cpu_threads(self) -> int:
-        """Threads a cpu backend runs: as asked, else every physical core (llama.cpp's default)."""
-        cores = (self.host if self.device.kind == "gpu" and self.host else self.device).cpu_cores or 8
-        return self.options.threads or cores
+        """Threads a cpu backend runs: as asked, else llama.cpp's default (physical cores; the
+        performance cores of a hybrid part)."""
+        return self.options.threads or default_threads(self.host if self.device.kind == "gpu" and self.host else self.device)
 
     @cached_property
     def context_tokens(self) -> int:

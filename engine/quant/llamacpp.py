@@ -21,6 +21,11 @@ FTYPE_DEFAULT_TYPE = {
     "IQ2_XXS": "iq2_xxs", "IQ2_XS": "iq2_xs", "IQ2_S": "iq2_xs", "IQ2_M": "iq2_s",
     "IQ3_XXS": "iq3_xxs", "IQ3_XS": "iq3_s", "IQ3_S": "iq3_s", "IQ3_M": "iq3_s",
     "IQ1_S": "iq1_s", "IQ1_M": "iq1_m", "IQ4_NL": "iq4_nl", "IQ4_XS": "iq4_xs",
+    # ik_llama.cpp file types (its own llama_tensor_get_type is modelled by the mainline rules
+    # with these default types; data/quants.toml says so per format).
+    "IQ2_K": "iq2_k", "IQ3_K": "iq3_k", "IQ4_K": "iq4_k", "IQ5_K": "iq5_k", "IQ6_K": "iq6_k",
+    "IQ2_KS": "iq2_ks", "IQ4_KS": "iq4_ks", "IQ2_KT": "iq2_kt", "IQ3_KT": "iq3_kt", "IQ4_KT": "iq4_kt",
+    "IQ2_BN": "iq2_bn", "Q8_K_R8": "q8_k_r8",
 }
 
 #: tensor_type_fallback: the type used when a row is not a whole number of blocks.
@@ -29,6 +34,8 @@ _FALLBACK = {
     "iq3_xxs": "iq4_nl", "iq3_s": "iq4_nl", "iq4_xs": "iq4_nl",
     "q2_0": "q4_0", "q2_K": "q4_0", "q3_K": "q4_0", "tq1_0": "q4_0", "tq2_0": "q4_0",
     "q4_K": "q5_0", "q5_K": "q5_1", "q6_K": "q8_0",
+    "iq2_k": "q5_0", "iq3_k": "q5_0", "iq4_k": "iq4_nl", "iq5_k": "q5_1", "iq6_k": "q8_0",
+    "iq2_ks": "iq4_nl", "iq4_ks": "iq4_nl", "iq2_kt": "iq4_nl", "iq3_kt": "iq4_nl", "iq4_kt": "iq4_nl", "iq2_bn": "q4_0", "q8_k_r8": "q8_0",
 }
 
 _IQ2_FTYPES = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"})

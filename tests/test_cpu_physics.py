@@ -1,0 +1,133 @@
+"""CPU mechanisms (engine/roofline.py CPU section, decode.py, prefill.py), each pinned to published
+measurements in shared/measured/calibration.csv (source ids in the comments; the values are the
+rows' tokens_per_s)."""
+
+import pytest
+
+from engine import estimate
+from engine.quant import parse_quant
+from engine.roofline import clock_ratio, cpu_kernel, default_threads, effective_cores
+from engine.system import build_system, resolve_device
+
+
+def rates(**request):
+    result = estimate(request)
+    return result["decode_tps"], result["prefill_tps"]
+
+
+def test_threads_default_to_physical_cores_and_p_cores_on_hybrids():
+    assert default_threads(resolve_device("Ryzen 9 9950X")) == 16
+    assert default_threads(resolve_device("Core i5-13600K")) == 6  # 6 P + 8 E cores
+    system = build_system({"hardware": "Core i9-13900K", "model": "Llama-3.1-8B", "quant": "Q4_K_M"})
+    assert system.cpu_threads == 8
+
+
+def test_issue_check_9950x_threads_8_vs_16():
+    """Issue 20: decode is bandwidth bound (the 7950X sweeps of ik_llama.cpp discussion 63 flatten
+    from 4 threads: Llama-3.2-3B Q8_0 18.66 / 18.03 / 17.20 tok/s at 2 / 4 / 8 threads), prefill
+    scales below linear (1.4-1.95x for twice the threads)."""
+    base = {"hardware": "Ryzen 9 9950X", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
+    d8, p8 = rates(**base, threads=8)
+    d16, p16 = rates(**base, threads=16)
+    assert abs(d16 / d8 - 1) <= 0.10
+    assert 1.4 <= p16 / p8 < 1.95
+
+
+def test_thread_sweep_xeon_6980p_prefill_gains_less_than_linear():
+    """ik_llama.cpp PR 259 / PR 287 (ubergarm, one Xeon 6980P socket, DeepSeek-R1): pp512 from 64
+    to 128 threads gains 1.21-1.54x (Q4_K_R4 105 -> 127 and 96 -> 140; Q8_0 107 -> 153); 172
+    threads (past the 128 physical cores) fall back (UD-Q2_K_XL 147 -> 113)."""
+    base = {"hardware": "Intel Xeon 6980P", "model": "DeepSeek-R1", "quant": "Q4_K_R4", "engine": "ik_llama.cpp"}
+    p64, p128, p172 = (rates(**base, threads=t)[1] for t in (64, 128, 172))
+    assert 1.2 <= p128 / p64 <= 1.6
+    assert p172 < 0.9 * p128
+
+
+def test_hybrid_threads_past_p_cores_run_at_e_core_pace():
+    """ik_llama.cpp issue 255 (Core i5-13600K, Qwen2.5-32B Q5_K_M pp2048): 13 threads 10.0-11.8
+    tok/s, 6 threads (the P-cores) 11.5-17.0."""
+    base = {"hardware": "Core i5-13600K", "model": "Qwen2.5-32B", "quant": "Q5_K_M", "engine": "ik_llama.cpp", "prompt_tokens": 2048}
+    assert rates(**base, threads=13)[1] <= 1.05 * rates(**base, threads=6)[1]
+    device = resolve_device("Core i5-13600K")
+    assert effective_cores(device, 6) == 6
+    assert effective_cores(device, 13) < 6
+
+
+def test_smt_threads_share_a_core():
+    device = resolve_device("Intel Xeon 6980P")
+    assert effective_cores(device, 128) == 128
+    assert effective_cores(device, 172) == pytest.approx(86)
+    assert effective_cores(device, 256) == pytest.approx(128)
+
+
+def test_clock_falls_from_boost_to_base_as_cores_get_busy():
+    device = resolve_device("Ryzen 9 9950X")  # 4.3 GHz base, 5.7 GHz boost
+    assert clock_ratio(device, 1) == pytest.approx(5.7 / 4.3)
+    assert clock_ratio(device, 16) == pytest.approx(1.0)
+    assert clock_ratio(device, 64) == pytest.approx(1.0)
+    assert clock_ratio(device, 1) > clock_ratio(device, 8) > clock_ratio(device, 16)
+
+
+@pytest.mark.parametrize(
+    "hardware,quant,name,factor",
+    [
+        ("Ryzen 9 7950X", "Q4_K_M", "AVX-512 VNNI", 4.0),
+        ("Threadripper PRO 5975WX", "Q4_K_M", "AVX2 vpmaddubsw", 2.0),
+        ("Intel Xeon Gold 6138", "Q8_0", "AVX2 vpmaddubsw on an AVX-512 core", 1.0),
+        ("Core i5-13600K", "Q4_K_M", "AVX-VNNI", 4.0),
+        ("Snapdragon X Elite", "Q4_0", "i8mm", 8.0),
+        ("Raspberry Pi 5", "Q4_0", "sdot", 4.0),
+        ("Ryzen 9 7950X", "BF16", "AVX-512 BF16", 2.0),
+        ("Threadripper PRO 5975WX", "BF16", "converted", 1.0),
+    ],
+)
+def test_kernel_path_per_isa_and_format(hardware, quant, name, factor):
+    kernel = cpu_kernel(resolve_device(hardware), parse_quant(quant))
+    assert name in kernel.name and kernel.factor == factor
+
+
+def test_isa_comparison_zen4_vnni_against_zen3_avx2():
+    """ik_llama.cpp PR 185 (Llama-3.1-8B Q8_0 pp512): a 16-core Ryzen 9 7950X (AVX-512 VNNI)
+    268-305 tok/s, a 32-core Threadripper PRO 5975WX (AVX2) 193-254: twice the cores, half the
+    int8 rate per cycle."""
+    base = {"model": "Llama-3.1-8B", "quant": "Q8_0", "engine": "ik_llama.cpp"}
+    zen4 = rates(hardware="Ryzen 9 7950X", **base)[1]
+    zen3 = rates(hardware="Threadripper PRO 5975WX", **base)[1]
+    assert 1.0 <= zen4 / zen3 <= 1.8
+
+
+def test_row_by_row_kernels_unpack_per_token():
+    """ik_llama.cpp discussion 164 (Ryzen 9 7950X, Llama-3.1-8B pp512): mainline llama.cpp runs
+    IQ3_S row by row at 30 tok/s against 154 for Q4_0 (repacked, tiled); ik_llama.cpp tiles both
+    (156 and 274)."""
+    base = {"hardware": "Ryzen 9 7950X", "model": "Llama-3.1-8B"}
+    mainline_iq3, mainline_q4 = (rates(**base, quant=q, engine="llama.cpp")[1] for q in ("IQ3_S", "Q4_0"))
+    ik_iq3, ik_q4 = (rates(**base, quant=q, engine="ik_llama.cpp")[1] for q in ("IQ3_S", "Q4_0"))
+    assert mainline_q4 / mainline_iq3 > 2.5
+    assert ik_q4 / ik_iq3 < mainline_q4 / mainline_iq3
+
+
+def test_few_cores_cannot_draw_the_socket_bandwidth():
+    """A 2-core slice of a 96-core EPYC decodes far below the socket's bandwidth; all cores reach it."""
+    base = {"model": "Llama-3.1-8B", "quant": "Q4_K_M"}
+    slice_, full = (rates(hardware=h, **base)[0] for h in ("AMD EPYC 9654 (cloud VM, 2 cores)", "AMD EPYC 9654"))
+    assert full > 3 * slice_
+
+
+def test_chiplet_links_cap_a_few_ccds():
+    """ik_llama.cpp PR 534: a 24-core Threadripper PRO 7965WX (4 CCDs) draws ~225 of its 333 GB/s
+    (Intel MLC at DDR5-4800): four GMI links cap it below the channels' peak."""
+    from engine.params import BackendParams
+    from engine.roofline import cpu_bandwidth
+
+    device = resolve_device("Threadripper PRO 7965WX")
+    drawn = cpu_bandwidth(device.bandwidth_gbs * 1e9, 24, device.cpu_cores, device.cpu_ccds, 60.0, BackendParams().ccd_bw_gbs)
+    assert drawn < 0.8 * device.bandwidth_gbs * 1e9
+
+
+def test_depth_slowdown_on_a_cpu_slice_is_gentle():
+    """Issue 20: on a 2-core Zen 4 server slice llama-bench measured tg128 at 4,096 tokens of
+    context at 0.61x the empty-context rate (Llama 3.1 8B Q4_K_M)."""
+    base = {"hardware": "AMD EPYC 9654 (cloud VM, 2 cores)", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
+    ratio = rates(**base, depth=4096)[0] / rates(**base, depth=0)[0]
+    assert 0.5 <= ratio <= 0.75
