@@ -36,6 +36,9 @@ PINNED = {
     "falcon3-3b": (3.23, 3.23, 22, 3072, "tiiuae/Falcon3-3B-Instruct"),
     "falcon3-7b": (7.46, 7.46, 28, 3072, "tiiuae/Falcon3-7B-Instruct"),
     "falcon3-10b": (10.3, 10.3, 40, 3072, "tiiuae/Falcon3-10B-Instruct"),
+    "falcon-7b": (6.92, 6.92, 32, 4544, "tiiuae/falcon-7b-instruct"),
+    "falcon-40b": (41.8, 41.8, 60, 8192, "tiiuae/falcon-40b-instruct"),
+    "falcon-180b": (179.5, 179.5, 80, 14848, "tiiuae/falcon-180B-chat"),
     "gemma-2-2b": (2.61, 2.61, 26, 2304, "google/gemma-2-2b-it"),
     "gemma-3-270m": (0.268, 0.268, 18, 640, "google/gemma-3-270m-it"),
     "glm-4-9b-0414": (9.4, 9.4, 40, 4096, "THUDM/GLM-4-9B-0414"),
@@ -59,6 +62,42 @@ PINNED = {
     "magistral-small": (23.6, 23.6, 40, 5120, "mistralai/Magistral-Small-2506"),
     "hunyuan-a13b": (80, 13, 32, 4096, "tencent/Hunyuan-A13B-Instruct"),
     "dots.llm1": (142, 14, 62, 4096, "rednote-hilab/dots.llm1.inst"),
+    "phi-3.5-moe": (41.9, 6.6, 32, 4096, "microsoft/Phi-3.5-MoE-instruct"),
+    "olmoe-1b-7b": (6.92, 1.3, 16, 2048, "allenai/OLMoE-1B-7B-0924-Instruct"),
+    "deepseek-moe-16b": (16.4, 2.8, 28, 2048, "deepseek-ai/deepseek-moe-16b-chat"),
+    "gemma-2b": (2.51, 2.51, 18, 2048, "google/gemma-2b-it"),
+    "gemma-7b": (8.54, 8.54, 28, 3072, "google/gemma-7b-it"),
+    "deepseek-llm-7b": (6.91, 6.91, 30, 4096, "deepseek-ai/deepseek-llm-7b-chat"),
+    "deepseek-llm-67b": (67.4, 67.4, 95, 8192, "deepseek-ai/deepseek-llm-67b-chat"),
+    "granite-3.0-2b": (2.53, 2.53, 40, 2048, "ibm-granite/granite-3.0-2b-instruct"),
+    "granite-3.0-8b": (8.17, 8.17, 40, 4096, "ibm-granite/granite-3.0-8b-instruct"),
+    "smollm-135m": (0.135, 0.135, 30, 576, "HuggingFaceTB/SmolLM-135M-Instruct"),
+    "smollm-360m": (0.362, 0.362, 32, 960, "HuggingFaceTB/SmolLM-360M-Instruct"),
+    "smollm-1.7b": (1.71, 1.71, 24, 2048, "HuggingFaceTB/SmolLM-1.7B-Instruct"),
+    "solar-10.7b": (10.7, 10.7, 48, 4096, "upstage/SOLAR-10.7B-Instruct-v1.0"),
+    "mistral-nemo-minitron-8b": (8.41, 8.41, 40, 4096, "nvidia/Mistral-NeMo-Minitron-8B-Instruct"),
+    "llama-3.1-minitron-4b": (4.51, 4.51, 32, 3072, "nvidia/Llama-3.1-Minitron-4B-Width-Base"),
+    "stablelm-2-1.6b": (1.64, 1.64, 24, 2048, "stabilityai/stablelm-2-1_6b-chat"),
+    "stablelm-zephyr-3b": (2.8, 2.8, 32, 2560, "stabilityai/stablelm-zephyr-3b"),
+    "minicpm-2b": (2.72, 2.72, 40, 2304, "openbmb/MiniCPM-2B-sft-bf16"),
+    "minicpm-1b": (1.36, 1.36, 52, 1536, "openbmb/MiniCPM-1B-sft-bf16"),
+    "mobilellm-125m": (0.125, 0.125, 30, 576, "facebook/MobileLLM-125M"),
+    "mobilellm-350m": (0.345, 0.345, 32, 960, "facebook/MobileLLM-350M"),
+    "mobilellm-600m": (0.603, 0.603, 40, 1152, "facebook/MobileLLM-600M"),
+    "mobilellm-1b": (1.01, 1.01, 54, 1280, "facebook/MobileLLM-1B"),
+    "granite-8b-code": (8.05, 8.05, 36, 4096, "ibm-granite/granite-8b-code-instruct-128k"),
+    "granite-3b-code": (3.48, 3.48, 32, 2560, "ibm-granite/granite-3b-code-instruct-128k"),
+    "codellama-70b": (69.0, 69.0, 80, 8192, "codellama/CodeLlama-70b-Instruct-hf"),
+    "opencoder-8b": (7.77, 7.77, 32, 4096, "infly/OpenCoder-8B-Instruct"),
+    "eurollm-9b": (9.15, 9.15, 42, 4096, "utter-project/EuroLLM-9B-Instruct"),
+    "salamandra-7b": (7.77, 7.77, 32, 4096, "BSC-LT/salamandra-7b-instruct"),
+    "bielik-11b-v2": (11.2, 11.2, 50, 4096, "speakleash/Bielik-11B-v2.3-Instruct"),
+    "baichuan2-7b": (7.51, 7.51, 32, 4096, "baichuan-inc/Baichuan2-7B-Chat"),
+    "baichuan2-13b": (13.9, 13.9, 40, 5120, "baichuan-inc/Baichuan2-13B-Chat"),
+    "baichuan-7b": (7.0, 7.0, 32, 4096, "baichuan-inc/Baichuan-7B"),
+    "orion-14b": (14.5, 14.5, 40, 5120, "OrionStarAI/Orion-14B-Chat"),
+    "seed-oss-36b": (36.15, 36.15, 64, 5120, "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    "ernie-4.5-0.3b": (0.36, 0.36, 18, 1024, "baidu/ERNIE-4.5-0.3B-PT"),
     "olmo-2-1b": (1.48, 1.48, 16, 2048, "allenai/OLMo-2-0425-1B-Instruct"),
     "granite-3.3-2b": (2.53, 2.53, 40, 2048, "ibm-granite/granite-3.3-2b-instruct"),
     "granite-3.2-8b": (8.17, 8.17, 40, 4096, "ibm-granite/granite-3.2-8b-instruct"),
@@ -73,6 +112,17 @@ PINNED = {
     "phi-4-reasoning": (14.7, 14.7, 40, 5120, "microsoft/Phi-4-reasoning"),
     "phi-4-reasoning-plus": (14.7, 14.7, 40, 5120, "microsoft/Phi-4-reasoning-plus"),
     "phi-4-mini-reasoning": (3.84, 3.84, 32, 3072, "microsoft/Phi-4-mini-reasoning"),
+    "phi-2": (2.78, 2.78, 32, 2560, "microsoft/phi-2"),
+    "phi-1.5": (1.42, 1.42, 24, 2048, "microsoft/phi-1_5"),
+    "qwen1.5-0.5b": (0.464, 0.464, 24, 1024, "Qwen/Qwen1.5-0.5B-Chat"),
+    "qwen1.5-1.8b": (1.84, 1.84, 24, 2048, "Qwen/Qwen1.5-1.8B-Chat"),
+    "qwen1.5-4b": (3.95, 3.95, 40, 2560, "Qwen/Qwen1.5-4B-Chat"),
+    "qwen1.5-7b": (7.72, 7.72, 32, 4096, "Qwen/Qwen1.5-7B-Chat"),
+    "qwen1.5-14b": (14.2, 14.2, 40, 5120, "Qwen/Qwen1.5-14B-Chat"),
+    "qwen1.5-32b": (32.5, 32.5, 64, 5120, "Qwen/Qwen1.5-32B-Chat"),
+    "qwen1.5-72b": (72.3, 72.3, 80, 8192, "Qwen/Qwen1.5-72B-Chat"),
+    "qwen1.5-110b": (111.0, 111.0, 80, 8192, "Qwen/Qwen1.5-110B-Chat"),
+    "codeqwen1.5-7b": (7.25, 7.25, 32, 4096, "Qwen/CodeQwen1.5-7B-Chat"),
     "qwen2.5-0.5b": (0.49, 0.49, 24, 896, "Qwen/Qwen2.5-0.5B-Instruct"),
     "qwen2.5-1.5b": (1.54, 1.54, 28, 1536, "Qwen/Qwen2.5-1.5B-Instruct"),
     "qwen2.5-3b": (3.09, 3.09, 36, 2048, "Qwen/Qwen2.5-3B-Instruct"),
@@ -87,6 +137,20 @@ PINNED = {
     "qwen2-72b": (72.71, 72.71, 80, 8192, "Qwen/Qwen2-72B-Instruct"),
     "qwen2-57b-a14b": (57.41, 14.24, 28, 3584, "Qwen/Qwen2-57B-A14B-Instruct"),
     "qwen1.5-moe-a2.7b": (14.3, 2.7, 24, 2048, "Qwen/Qwen1.5-MoE-A2.7B-Chat"),
+    "qwen2-math-1.5b": (1.54, 1.54, 28, 1536, "Qwen/Qwen2-Math-1.5B-Instruct"),
+    "qwen2-math-7b": (7.62, 7.62, 28, 3584, "Qwen/Qwen2-Math-7B-Instruct"),
+    "qwen2-math-72b": (72.7, 72.7, 80, 8192, "Qwen/Qwen2-Math-72B-Instruct"),
+    "qwen2.5-math-1.5b": (1.54, 1.54, 28, 1536, "Qwen/Qwen2.5-Math-1.5B-Instruct"),
+    "qwen2.5-math-7b": (7.62, 7.62, 28, 3584, "Qwen/Qwen2.5-Math-7B-Instruct"),
+    "qwen2.5-math-72b": (72.7, 72.7, 80, 8192, "Qwen/Qwen2.5-Math-72B-Instruct"),
+    "qwen2.5-7b-1m": (7.62, 7.62, 28, 3584, "Qwen/Qwen2.5-7B-Instruct-1M"),
+    "qwen2.5-14b-1m": (14.7, 14.7, 48, 5120, "Qwen/Qwen2.5-14B-Instruct-1M"),
+    "qwen2-vl-2b": (2.21, 2.21, 28, 1536, "Qwen/Qwen2-VL-2B-Instruct"),
+    "qwen2-vl-7b": (8.29, 8.29, 28, 3584, "Qwen/Qwen2-VL-7B-Instruct"),
+    "qwen2.5-vl-3b": (3.75, 3.75, 36, 2048, "Qwen/Qwen2.5-VL-3B-Instruct"),
+    "qwen2.5-vl-7b": (8.29, 8.29, 28, 3584, "Qwen/Qwen2.5-VL-7B-Instruct"),
+    "qwen2.5-vl-32b": (33.5, 33.5, 64, 5120, "Qwen/Qwen2.5-VL-32B-Instruct"),
+    "qwen2.5-vl-72b": (73.4, 73.4, 80, 8192, "Qwen/Qwen2.5-VL-72B-Instruct"),
     "smollm2-135m": (0.135, 0.135, 30, 576, "HuggingFaceTB/SmolLM2-135M-Instruct"),
     "starcoder2-3b": (3.03, 3.03, 30, 3072, "bigcode/starcoder2-3b"),
     "starcoder2-7b": (7.17, 7.17, 32, 4608, "bigcode/starcoder2-7b"),
@@ -119,8 +183,8 @@ ROUNDED = {
 TOLERANCE = 0.02
 
 
-def test_catalog_has_at_least_180_models():
-    assert len(load_models()) >= 180
+def test_catalog_has_at_least_250_models():
+    assert len(load_models()) >= 250
 
 
 @pytest.mark.parametrize("entry_id", sorted(PINNED))
@@ -142,7 +206,7 @@ def test_reader_reproduces_published_parameters(entry_id):
     active = arch.params_active
     if entry_id in NO_INPUT_EMBEDDING:
         active -= sum(t.params for t in arch.tensors if t.name == "token_embd")
-    assert active / 1e9 == pytest.approx(m.active_params_b, rel=active_tol)
+    assert active / 1e9 == pytest.approx(m.active_params_b - m.vision_params_b, rel=active_tol)
     assert len(arch.attention) == arch.layers == m.config["num_hidden_layers"]
 
 
@@ -192,3 +256,22 @@ def test_command_r_v01_has_full_multi_head_kv():
     v01, refresh = _arch("command-r-v01"), _arch("command-r-08-2024")
     assert sum(layer.kv_elements_per_token for layer in v01.attention) == 40 * 2 * 64 * 128
     assert sum(layer.kv_elements_per_token for layer in refresh.attention) == 40 * 2 * 8 * 128
+
+
+def test_falcon_7b_is_multi_query_and_40b_grouped():
+    seven, forty = _arch("falcon-7b"), _arch("falcon-40b")
+    assert {layer.kv_elements_per_token for layer in seven.attention} == {2 * 1 * 64}
+    assert {layer.kv_elements_per_token for layer in forty.attention} == {2 * 8 * 64}
+    assert "ffn_gate" not in {t.name for t in seven.tensors}
+
+
+def test_deepseek_moe_16b_routes_6_of_64_plus_2_shared():
+    arch = _arch("deepseek-moe-16b")
+    assert (arch.n_experts, arch.experts_per_token) == (64, 6)
+    shared = next(t for t in arch.tensors if t.name == "ffn_up_shexp")
+    assert shared.rows == 2 * 1408
+
+
+def test_vision_models_count_the_encoder_apart():
+    m = load_models()["qwen2.5-vl-7b"]
+    assert m.vision_params_b > 0 and m.arch.params_main / 1e9 == pytest.approx(m.params_b - m.vision_params_b, rel=0.01)

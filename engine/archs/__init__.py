@@ -7,6 +7,7 @@ Add a family: write ``engine/archs/<family>.py`` with functions decorated by
 from . import cohere  # noqa: F401
 from . import deepseek  # noqa: F401
 from . import dots  # noqa: F401
+from . import falcon  # noqa: F401
 from . import gemma  # noqa: F401
 from . import glm  # noqa: F401
 from . import gpt_oss  # noqa: F401

@@ -1,7 +1,8 @@
-"""rednote-hilab dots.llm1 (``dots1``): DeepSeek-V3's mixture of experts (dense first
+"""rednote-hilab dots.llm1 (``dots1``) and the first DeepSeekMoE 16B (``deepseek``): DeepSeek's mixture of experts (dense first
 ``first_k_dense_replace`` blocks, then ``n_routed_experts`` routed experts, top
 ``num_experts_per_tok``, plus ``n_shared_experts`` shared ones, sigmoid routing with a learned
-bias) under ordinary multi-head attention with per-head q/k RMS norms instead of MLA.
+bias on dots.llm1) under ordinary multi-head attention instead of MLA; dots.llm1 adds per-head q/k RMS
+norms, DeepSeekMoE 16B routes by softmax without a bias.
 Tensor names follow llama.cpp (src/llama-arch.cpp LLM_ARCH_DOTS1).
 """
 
@@ -13,18 +14,19 @@ from ..arch import Architecture, LayerAttention, attention_tensors, config_int, 
 from .deepseek import DeepSeekMoE, model_tensors
 
 
-@register("dots1")
+@register("dots1", "deepseek")
 def dots1(cfg: dict) -> Architecture:
     layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
-    moe = DeepSeekMoE.from_config({**cfg, "topk_method": "noaux_tc"}, layers)
+    dots = cfg.get("model_type") == "dots1"
+    moe = DeepSeekMoE.from_config({**cfg, "topk_method": "noaux_tc"} if dots else cfg, layers)
     head, tail = model_tensors(vocab, hidden, tied)
     tensors = list(head)
     for layer in range(layers):
-        tensors += attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=True) + moe.tensors(layer, hidden)
+        tensors += attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=dots) + moe.tensors(layer, hidden)
     full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_heads * head_dim,
                           flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
     return Architecture(
-        model_type="dots1",
+        model_type=str(cfg["model_type"]),
         layers=layers,
         hidden_size=hidden,
         vocab_size=vocab,

@@ -3,7 +3,13 @@
 GQA attention (q, k, v, o), SwiGLU MLP (gate, up, down) or a routed-expert MLP with optional
 shared experts; Qwen3 adds per-head q/k RMS norms. SmolLM3 and Ministral 3 are Llama-shaped (their
 NoPE layers and RoPE scaling change no weight). InternLM2/2.5/3 are Llama-shaped too (InternLM2
-stores q/k/v as one ``wqkv`` matrix: the same weights). Phi-3/Phi-4 store q/k/v and gate/up fused, as
+stores q/k/v as one ``wqkv`` matrix: the same weights), and so are Gemma 1 (GeGLU is a gated MLP of the
+same three matrices), the language decoders of Qwen2-VL / Qwen2.5-VL (their config's top-level keys;
+the vision encoder is not read), Phi-3.5-MoE (``phimoe``: 16 experts of ``intermediate_size``) and
+OLMoE (``olmoe``: 64 experts of ``intermediate_size``; its q/k norms span whole projections, a few
+thousand weights this reader leaves out). StableLM 2 (LayerNorm biases), MiniCPM (scalar embedding and
+residual scales) and MobileLLM (embedding sharing, deep-and-thin) change no weight matrix; nor do Baichuan's packed W_pack
+q/k/v, Orion's LayerNorms, Seed-OSS's q/k/v biases or ERNIE 4.5's dense models. Phi-3/Phi-4 store q/k/v and gate/up fused, as
 llama.cpp's ``attn_qkv`` and double-height ``ffn_up`` (src/llama-model.cpp, LLM_ARCH_PHI3).
 """
 
@@ -15,7 +21,9 @@ from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, conf
 from ..errors import EngineInputError
 
 
-@register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3", "internlm2", "internlm3")
+@register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3", "internlm2", "internlm3",
+          "gemma", "qwen2_vl", "qwen2_5_vl", "phimoe", "olmoe", "stablelm", "minicpm", "mobilellm",
+          "baichuan", "orion", "seed_oss", "ernie4_5")
 def llama_like(cfg: dict) -> Architecture:
     """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
     model_type = str(cfg.get("model_type", "llama"))

@@ -1,6 +1,8 @@
-"""BigCode StarCoder2 (``starcoder2``): GQA attention and a plain two-matrix GELU MLP
-(``c_fc`` up, ``c_proj`` down, no gate), LayerNorms and biases on every projection.
-Tensor names follow llama.cpp (src/llama-arch.cpp LLM_ARCH_STARCODER2).
+"""BigCode StarCoder2 (``starcoder2``) and Microsoft Phi-1.5 / Phi-2 (``phi``): attention and a plain
+two-matrix GELU MLP (``c_fc``/``fc1`` up, ``c_proj``/``fc2`` down, no gate), LayerNorms and biases on
+every projection. Phi runs attention and MLP in parallel off one LayerNorm, so it has no second norm
+(2 x hidden weights per block fewer than listed here) and a biased output head.
+Tensor names follow llama.cpp (src/llama-arch.cpp LLM_ARCH_STARCODER2, LLM_ARCH_PHI2).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from dataclasses import astuple
 from ..arch import Architecture, LayerAttention, Tensor, config_int, read_dims, register
 
 
-@register("starcoder2")
+@register("starcoder2", "phi")
 def starcoder2(cfg: dict) -> Architecture:
     layers, hidden, heads, kv_heads, head_dim, vocab, tied = astuple(read_dims(cfg))
     intermediate = config_int(cfg, "intermediate_size")
@@ -46,7 +48,7 @@ def starcoder2(cfg: dict) -> Architecture:
         query_heads=heads,
     )
     return Architecture(
-        model_type="starcoder2",
+        model_type=str(cfg.get("model_type", "starcoder2")),
         layers=layers,
         hidden_size=hidden,
         vocab_size=vocab,
