@@ -27,7 +27,7 @@ from pagekit import settle
 pytestmark = pytest.mark.browser
 
 QUERY = "?hw=rtx-3090&prompt=2000"
-#: What build B changes: the page's tagline (index.html) and a script's text (js/main.js).
+#: What build B changes: the page's tagline (index.html) and a script's text (the status line's module).
 TAGLINE_B = "Build B of tokfeel."
 READY_B = "Engine ready, build B ("
 #: Collects every Content-Security-Policy violation of each document (init scripts run first).
@@ -79,16 +79,17 @@ def test_the_service_worker_lists_every_file_of_the_build_with_its_hash(built_si
 
 @pytest.fixture()
 def build_b(built_site, tmp_path, monkeypatch):
-    """A second build whose page and main.js differ from the first's (a new deployment). Its
+    """A second build whose page and a script differ from the first's (a new deployment). Its
     files are dated after the first build's: the test server revalidates by modification time
     to the second, and two builds can fall within one second."""
     site = tmp_path / "site"
     shutil.copytree(build.SITE, site)
-    template = site / "templates" / "index.html.j2"
-    text = template.read_text()
-    template.write_text(re.sub(r'(<p class="tagline">)', rf"\1{TAGLINE_B} ", text, count=1))
-    main = site / "js" / "main.js"
-    main.write_text(main.read_text().replace("`Engine ready (", f"`{READY_B}", 1))
+    # The page is made of partial templates and modules: change the ones holding the two texts.
+    index = [site / "templates" / "index.html.j2", *sorted((site / "templates" / "panels").glob("*.j2"))]
+    template = next(path for path in index if '<p class="tagline">' in path.read_text())
+    template.write_text(re.sub(r'(<p class="tagline">)', rf"\1{TAGLINE_B} ", template.read_text(), count=1))
+    script = next(path for path in (site / "js").rglob("*.js") if "`Engine ready (" in path.read_text())
+    script.write_text(script.read_text().replace("`Engine ready (", f"`{READY_B}", 1))
     monkeypatch.setattr(build, "SITE", site)
     out = build.build(tmp_path / "b")
     later = max(path.stat().st_mtime for path in built_site.rglob("*")) + 2

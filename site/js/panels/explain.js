@@ -1,8 +1,9 @@
-// "Where the numbers come from": every number of the estimate with the terms that make it, the
-// memory need against capacity, the confidence tier, and the commands that check it.
+// "Where the numbers come from" (site/templates/panels/explain.j2): every number of the estimate
+// with the terms that make it, the memory need against capacity, the confidence tier, and the
+// commands that check it.
 
-import { el, fillList } from "./dom.js";
-import * as fmt from "./format.js";
+import { $, el, fillList } from "../dom.js";
+import * as fmt from "../format.js";
 
 const MEMORY_PARTS = [
   ["weights_gb", "Weights", "weights"],
@@ -97,14 +98,30 @@ function commandBlock({ tool, command, compare }) {
   return el("div", { class: "command", dataset: { tool } }, el("div", { class: "command-head" }, el("strong", {}, tool), el("span", {}, compare), button), pre);
 }
 
-/** `device` is the chosen device's catalog entry (or the custom specs). */
-export function renderExplain(ui, result, device) {
-  const e = result.estimate;
-  fillList(ui.breakdownDecode, decodeRows(e));
-  fillList(ui.breakdownPrefill, prefillRows(e, result.request, device));
-  fillList(ui.breakdownMemory, memoryRows(e));
-  renderStack(ui.memoryStack, e.memory);
-  ui.tierNote.textContent = tierText(e);
-  ui.commands.replaceChildren(...(result.commands || []).map(commandBlock));
-  ui.cli.textContent = result.cli;
+export class ExplainPanel {
+  constructor(root) {
+    const q = (selector) => $(selector, root);
+    this.ui = {
+      breakdownDecode: q("#breakdown-decode"),
+      breakdownPrefill: q("#breakdown-prefill"),
+      breakdownMemory: q("#breakdown-memory"),
+      memoryStack: q("#memory-stack"),
+      tierNote: q("#tier-note"),
+      commands: q("#commands"),
+      cli: q("#cli-line"),
+    };
+  }
+
+  /** `device` is the chosen device's catalog entry (or the custom specs). */
+  render(result, device) {
+    const { ui } = this;
+    const e = result.estimate;
+    fillList(ui.breakdownDecode, decodeRows(e));
+    fillList(ui.breakdownPrefill, prefillRows(e, result.request, device));
+    fillList(ui.breakdownMemory, memoryRows(e));
+    renderStack(ui.memoryStack, e.memory);
+    ui.tierNote.textContent = tierText(e);
+    ui.commands.replaceChildren(...(result.commands || []).map(commandBlock));
+    ui.cli.textContent = result.cli;
+  }
 }
