@@ -51,6 +51,10 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 JSON_COMPACT = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False}
 #: The service worker's file (at the site's root: a service worker controls only its folder).
 SERVICE_WORKER = "sw.js"
+#: Files the service worker does not install up front (prefixes of paths in the build): the
+#: catalog page and the document it links, which a visitor may never open; they are kept once
+#: fetched.
+ON_DEMAND = ("catalog.html", "docs/")
 #: Caches of this site are named with this prefix (the service worker deletes the other builds').
 CACHE_PREFIX = "tokfeel-"
 #: Paths that change when their content does (the runtime and chart library are in versioned
@@ -300,8 +304,9 @@ def integrity_of(path: Path) -> str:
 
 
 def write_service_worker(out: Path) -> str:
-    """sw.js (site/templates/sw.js.j2): precaches every file of the build, each with its
-    integrity, into a cache named after all of their hashes, so the name changes exactly when a
+    """sw.js (site/templates/sw.js.j2): lists every file of the build with its integrity and
+    precaches those the page needs (all but ON_DEMAND) into a cache named after all of their
+    hashes, so the name changes exactly when a
     file does and two builds never share a cache. The last step: it hashes the finished site.
     Returns the cache's name."""
     files = {path.relative_to(out).as_posix(): integrity_of(path) for path in sorted(out.rglob("*")) if path.is_file()}
@@ -312,6 +317,7 @@ def write_service_worker(out: Path) -> str:
         cache_json=json.dumps(cache),
         cache_prefix_json=json.dumps(CACHE_PREFIX),
         files_json=json.dumps(files, indent=2, sort_keys=True),
+        precache_json=json.dumps([path for path in files if not path.startswith(ON_DEMAND)], indent=2),
         versioned_json=json.dumps(VERSIONED_PATHS),
     )
     (out / SERVICE_WORKER).write_text(script, encoding="utf-8")

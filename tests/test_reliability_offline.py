@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+from collections import Counter
 from contextlib import contextmanager
 from types import SimpleNamespace
 
@@ -53,12 +54,14 @@ CACHE_STATE = """async (expected) => {
 }"""
 
 
-def service_worker_manifest(site) -> tuple[str, dict]:
-    """(cache name, {path: integrity}) written into a built site's sw.js."""
+def service_worker_manifest(site, precached_only: bool = True) -> tuple[str, dict]:
+    """(cache name, {path: integrity}) written into a built site's sw.js: the files it installs
+    up front, or with ``precached_only=False`` every file of the build."""
     text = (site / build.SERVICE_WORKER).read_text()
     cache = json.loads(re.search(r"^const CACHE = (.*);$", text, re.M).group(1))
     files = json.loads(re.search(r"^const FILES = (\{.*?\n\});$", text, re.M | re.S).group(1))
-    return cache, files
+    precache = json.loads(re.search(r"^const PRECACHE = (\[.*?\n\]);$", text, re.M | re.S).group(1))
+    return cache, {path: files[path] for path in precache} if precached_only else files
 
 
 def integrity(path) -> str:
@@ -66,7 +69,7 @@ def integrity(path) -> str:
 
 
 def test_the_service_worker_lists_every_file_of_the_build_with_its_hash(built_site):
-    cache, files = service_worker_manifest(built_site)
+    cache, files = service_worker_manifest(built_site, precached_only=False)
     on_disk = {p.relative_to(built_site).as_posix(): integrity(p) for p in built_site.rglob("*") if p.is_file() and p.name != build.SERVICE_WORKER}
     assert files == on_disk
     assert re.fullmatch(r"tokfeel-[0-9a-f]{16}", cache)
@@ -75,6 +78,10 @@ def test_the_service_worker_lists_every_file_of_the_build_with_its_hash(built_si
         assert must in files, must
     assert any(re.fullmatch(r"engine-[0-9a-f]+\.zip", name) for name in files)
     assert any(name.startswith("vendor/chart.js-") for name in files)
+    # The catalog page is cached when a visitor opens it, not installed with the page.
+    _cache, precached = service_worker_manifest(built_site)
+    assert "catalog.html" in files and "catalog.html" not in precached
+    assert set(files) - set(precached) == {path for path in files if path.startswith(build.ON_DEMAND)}
 
 
 @pytest.fixture()
@@ -102,7 +109,7 @@ def build_b(built_site, tmp_path, monkeypatch):
 def switchable_server(root):
     """A static server whose folder (``.root``) can be swapped, like a host receiving a new
     deployment."""
-    state = SimpleNamespace(root=root, url="")
+    state = SimpleNamespace(root=root, url="", downloads=[])
 
     class Handler(build.QuietHandler):
         def __init__(self, *args, **kwargs):
@@ -110,6 +117,10 @@ def switchable_server(root):
 
         def log_message(self, *args):
             pass
+
+        def log_request(self, code="-", size="-"):
+            if str(getattr(code, "value", code)) == "200":
+                state.downloads.append(self.path.split("?")[0])
 
     with serving(Handler) as server:
         server.handle_error = lambda *args: None  # navigations cut downloads short
@@ -170,6 +181,10 @@ def test_offline_after_one_visit_then_a_new_deployment_replaces_it_whole(browser
             decode = boot_and_check(page)
             assert decode == pytest.approx(estimate_view(view_from_query(QUERY))["estimate"]["decode_tps"], rel=1e-9)
             wait_for_cache(page, cache_a, files_a)
+            # The service worker took what the page had fetched from the HTTP cache: nothing
+            # (the 9.6 MB runtime least of all) was downloaded twice.
+            twice = {path: n for path, n in Counter(server.downloads).items() if n > 1}
+            assert twice == {}, twice
 
             # Offline: the same link loads, boots the engine from the cache and computes.
             context.set_offline(True)
@@ -177,6 +192,17 @@ def test_offline_after_one_visit_then_a_new_deployment_replaces_it_whole(browser
             boot_and_check(page, decode)
             assert page.evaluate("() => location.search") == QUERY
             assert page.evaluate("() => navigator.serviceWorker.controller !== null")
+
+            # The catalog page is not installed up front; opened once online, it is kept.
+            context.set_offline(False)
+            assert page.evaluate("() => fetch('catalog.html').then((r) => r.ok)")
+            kept = f"() => caches.open({json.dumps(cache_a)}).then((c) => c.match('catalog.html')).then((r) => Boolean(r))"
+            for _ in range(60):
+                if page.evaluate(kept):
+                    break
+                page.wait_for_timeout(250)
+            context.set_offline(True)
+            assert page.evaluate("() => fetch('catalog.html').then((r) => r.text())").count("<tr") > 100
 
             # A new deployment: the next online visit shows build B's page and scripts at once...
             context.set_offline(False)

@@ -8,6 +8,11 @@ import { MSG } from "./protocol.js";
 /** Where the bundle is unpacked; the engine finds data/ next to engine/ there. */
 const BUNDLE_DIR = "/home/pyodide/tokfeel";
 
+/** The runtime's files and the engine bundle this worker downloads are also kept in this cache
+ *  (when no cache holds them yet); the service worker, registered once the engine is ready,
+ *  adopts them instead of downloading them again (sw.js.j2) and then deletes this cache. */
+const ADOPT_CACHE = "tokfeel-adopted";
+
 const started = performance.now();
 let handle = null; // the Python function engine.page.handle, once loaded
 let bootingFrom = null; // the runtime's folder while it loads
@@ -18,6 +23,25 @@ function progress(stage, message) {
 
 function reply(id, ok, payload) {
   self.postMessage(ok ? { type: MSG.REPLY, id, ok, result: payload } : { type: MSG.REPLY, id, ok, error: payload });
+}
+
+/** Route this worker's downloads under `prefixes` (the runtime, the bundle) past ADOPT_CACHE. */
+function adoptDownloads(prefixes) {
+  if (typeof caches === "undefined" || self.__tokfeelAdopting) return;
+  self.__tokfeelAdopting = true;
+  const network = self.fetch.bind(self);
+  self.fetch = async (input, init) => {
+    const response = await network(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+    if (response.ok && prefixes.some((prefix) => url.startsWith(prefix))) {
+      const copy = response.clone();
+      caches
+        .match(url)
+        .then((held) => (held ? copy.body?.cancel() : caches.open(ADOPT_CACHE).then((cache) => cache.put(url, copy))))
+        .catch(() => {}); // only an optimisation: the service worker downloads what is missing
+    }
+    return response;
+  };
 }
 
 /** Download the engine bundle; integrity-checked, so a stale or damaged file is refused. */
@@ -53,6 +77,7 @@ async function loadRuntime(indexURL) {
 
 async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   bootingFrom = indexURL;
+  adoptDownloads([indexURL, bundleURL]);
   progress("runtime", "Loading the Python runtime");
   // The bundle downloads while Pyodide compiles; a failure is kept until it is awaited.
   const bundle = fetchBundle(bundleURL, bundleIntegrity);
