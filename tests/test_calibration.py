@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import CALIBRATION_TIMEOUT_S, ROOT, run_cli
 from engine.tools.calibrate import ENGINE_SPECIFIC, FIT_FILE
 from engine.params import PRIORS
 
@@ -53,7 +53,7 @@ def test_the_committed_fit_covers_every_measured_key(cases):
 
 
 def test_score_prints_the_contract_line_last():
-    result = run_cli("score", str(MEASUREMENTS))
+    result = run_cli("score", str(MEASUREMENTS), timeout=CALIBRATION_TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     last = result.stdout.strip().splitlines()[-1]
     match = re.fullmatch(
@@ -61,16 +61,20 @@ def test_score_prints_the_contract_line_last():
     )
     assert match, last
     tg_mdape, _tg_p90, tg_n, pp_mdape, _pp_p90, pp_n, unresolved = match.groups()
-    # Every row resolves but the six whose source does not state the weight format.
-    assert int(unresolved) == 6
-    assert int(tg_n) + int(pp_n) + int(unresolved) == 3850
-    # Guard rails well above today's figures (docs/calibration.md): a regression, not a target.
-    assert float(tg_mdape) < 0.12 and float(pp_mdape) < 0.16
+    # Every row is counted once. The 6,094-row set (Dec 2026) brought CPUs, models and ik_llama.cpp
+    # formats the catalogs did not have yet (138 rows unresolved when it landed; issue 20); six rows
+    # will never resolve (their source states no weight format). A regression, not a target:
+    assert int(tg_n) + int(pp_n) + int(unresolved) == 6094
+    assert 6 <= int(unresolved) <= 138
+    # Guard rails above today's figures (docs/calibration.md): a regression, not a target. The
+    # prefill guard was 0.16 on the 3,850-row set; the new rows (ROCm/Vulkan build sweeps, a
+    # 16x3090 rig whose "Q8_0" file is a 307 GiB mix) put it at 0.21.
+    assert float(tg_mdape) < 0.12 and float(pp_mdape) < 0.25
 
 
 def test_score_writes_per_row_predictions(tmp_path):
     out = tmp_path / "pred.csv"
-    result = run_cli("score", str(MEASUREMENTS), "--out", str(out))
+    result = run_cli("score", str(MEASUREMENTS), "--out", str(out), timeout=CALIBRATION_TIMEOUT_S)
     assert result.returncode == 0, result.stderr
     header = out.read_text().splitlines()[0].split(",")
     for column in ("predicted_tps", "ape", "hardware_id", "model_id", "status"):
@@ -87,7 +91,7 @@ def test_a_file_without_the_columns_is_a_clear_error(tmp_path):
 
 def test_measured_points_are_fresh():
     """data/measured/points.json is regenerated from the calibration set whenever it changes."""
-    result = run_cli("measured", "--check")
+    result = run_cli("measured", "--check", timeout=CALIBRATION_TIMEOUT_S)
     assert result.returncode == 0, result.stderr
 
 
