@@ -8,11 +8,11 @@ tensors, exactly as it does for a config.json pasted by a user.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 
 from .arch import Architecture, architecture_from_config
-from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, normalise_name, prevalidated, read_toml_tables, validate_entry
 from .errors import EngineInputError
 
 SCHEMA = (
@@ -34,7 +34,12 @@ SCHEMA = (
     Field("source", str, required=True),
     Field("sources", dict),
     Field("notes", str),
+    Field("finetunes", dict),
 )
+
+#: A ``finetunes`` value: the fine-tune's published config.json on Hugging Face, which must have the
+#: entry's architecture (same shapes) - so it runs at the entry's speed under its own name.
+FINETUNE_SOURCE = re.compile(r"^https://huggingface\.co/([\w.-]+/[\w.-]+)/blob/[\w.-]+/config\.json$")
 
 DATE_PATTERN = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
@@ -60,6 +65,8 @@ class Model:
     gguf_sizes_gb: dict | None = None
     quants: tuple[str, ...] = ()
     notes: str = ""
+    #: Fine-tunes sharing this architecture: name -> URL of its config.json.
+    finetunes: dict | None = None
 
     @cached_property
     def arch(self) -> Architecture:
@@ -91,6 +98,9 @@ def _model_from_raw(entry_id: str, raw: dict, check: bool = True) -> Model:
             raise CatalogError(f"model {entry_id!r}: gguf_sizes_gb.{quant} must be a size in GB")
     if raw.get("gguf_sizes_gb") and "gguf_sizes_gb" not in raw.get("sources", {}):
         raise CatalogError(f"model {entry_id!r}: gguf_sizes_gb needs sources.gguf_sizes_gb")
+    for name, source in raw.get("finetunes", {}).items():
+        if not isinstance(source, str) or not FINETUNE_SOURCE.match(source):
+            raise CatalogError(f"model {entry_id!r}: finetunes.{name} must be the URL of its config.json on huggingface.co")
     fields = {k: v for k, v in raw.items() if k not in ("aliases", "sources", "quants")}
     model = Model(
         id=entry_id,
@@ -122,4 +132,21 @@ def model_index() -> AliasIndex:
     for model in load_models().values():
         for name in (model.id, model.name, *model.aliases):
             index.add(name, model.id)
+        for name, source in (model.finetunes or {}).items():
+            index.add(name, model.id)
+            index.add(FINETUNE_SOURCE.match(source).group(1), model.id)
     return index
+
+
+def as_finetune(model: Model, query: str) -> Model:
+    """``model`` under the name of the fine-tune ``query`` names, if it names one of its
+    ``finetunes`` (exactly, or by all of its words), marked "architecture of <model>"; else ``model``."""
+    key = normalise_name(query)
+    own = [normalise_name(n) for n in (model.id, model.name, *model.aliases)]
+    if any(key and set(key.split()) <= set(n.split()) for n in own):
+        return model  # the query names the base model itself
+    for name, source in (model.finetunes or {}).items():
+        names = (normalise_name(name), normalise_name(FINETUNE_SOURCE.match(source).group(1)))
+        if key in names or any(key and set(key.split()) <= set(n.split()) for n in names):
+            return replace(model, name=f"{name} (architecture of {model.name})")
+    return model

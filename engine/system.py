@@ -19,7 +19,7 @@ from .memory import (
     kv_cache_bytes,
     usable_bytes,
 )
-from .models import Model, load_models, model_index
+from .models import Model, as_finetune, load_models, model_index
 from .offload import Placement, place_experts_on_host, place_layers
 from .params import ResolvedParams, resolve_params
 from .quant import KV_TYPES, QuantFormat, kv_bytes_per_element, parse_quant
@@ -37,7 +37,30 @@ DEFAULT_SYSTEM_RAM_GIB = 64
 
 def _lookup(name: str) -> Device:
     devices = load_hardware()
-    return devices[resolve(hardware_index(), name, field="hardware", display={k: d.name for k, d in devices.items()})]
+    display = {k: d.name for k, d in devices.items()}
+    try:
+        return devices[resolve(hardware_index(), name, field="hardware", display=display)]
+    except EngineInputError as unknown:
+        sized = MEMORY_SUFFIX.match(name) if isinstance(name, str) else None
+        if not sized:
+            raise
+        # "RX 9070 16GB", "RTX PRO 6000 Blackwell 96GB", "RTX 3090 24 GB": the name without its
+        # memory size, then the variant of that size (a device sold in one size must have it).
+        base, size = sized.group(1), float(sized.group(2))
+        try:
+            device = devices[resolve(hardware_index(), base, field="hardware", display=display)]
+        except EngineInputError:
+            raise unknown from None
+    sizes = sorted({d.memory_gib for d in devices.values() if d.base_id == device.base_id})
+    variant = next((d for d in devices.values() if d.base_id == device.base_id and d.memory_gib == size), None)
+    if variant is None:
+        offered = ", ".join(f"{m:g} GB" for m in sizes)
+        raise EngineInputError(f"hardware {name!r}: {device.name.removesuffix(f' {device.memory_gib:g}GB')} comes with {offered}, not {size:g} GB", field="hardware")
+    return variant
+
+
+#: A trailing memory size: "... 16GB", "... 24 GB", "... 512 GiB".
+MEMORY_SUFFIX = re.compile(r"^(.*?\S)[\s_-]*(?<![\d.])(\d{1,4}(?:\.\d+)?)\s*(?:GB|GiB|G)\s*$", re.IGNORECASE)
 
 
 #: A trailing qualifier in parentheses: "Orange Pi 5 (RK3588)", "AMD EPYC 9R14 (cloud VM, 2 cores)".
@@ -174,8 +197,11 @@ def custom_device(spec: dict) -> Device:
 
 
 def resolve_model(name: str) -> Model:
+    """The catalog model ``name`` means; a listed fine-tune of it comes back under its own name,
+    marked "architecture of <base>" (it runs as the base does)."""
     models = load_models()
-    return models[resolve(model_index(), name, field="model", display={k: m.name for k, m in models.items()})]
+    model = models[resolve(model_index(), name, field="model", display={k: m.name for k, m in models.items()})]
+    return as_finetune(model, name)
 
 
 def resolve_engine(name: str) -> Engine:
