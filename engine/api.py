@@ -15,6 +15,7 @@ from .measured import find
 from .parallel import link
 from .memory import MemoryNeed
 from .prefill import prefill_time
+from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel
 from .speculative import check_draft, plan
 from .stream import stream_schedule
 from .system import System, build_system
@@ -187,6 +188,7 @@ def estimate(request: dict) -> dict:
             "sync_s": mean_step.sync_s,
             "interconnect": link(system)[0] if system.gpus > 1 else None,
             "cpu_threads": system.cpu_threads if system.backend == "cpu" else None,
+            **_cpu_breakdown(system),
             "step_s": mean_step.total_s,
             "memory_bound": mean_step.memory_bound,
             "empty_context_tps": 1.0 / empty_step.total_s,
@@ -204,6 +206,25 @@ def estimate(request: dict) -> dict:
         result["schedule"] = stream_schedule(system, ttft_s, draft if speculative else None)
     _check_finite(result)
     return result
+
+
+def _cpu_breakdown(system) -> dict:
+    """What a CPU backend runs on: the kernel path of the weight format on this ISA, and the
+    bandwidth the chosen threads can draw (before the fitted efficiency)."""
+    if system.backend != "cpu":
+        return {"cpu_kernel": None, "cpu_bandwidth_gbs": None, "bandwidth_measured": None}
+    device, threads = system.device, system.cpu_threads
+    peak = bandwidth_bytes_s(device, "cpu")
+    if device.bandwidth_measured:
+        drawn = peak
+    else:
+        p = system.params.params
+        drawn = cpu_bandwidth(peak, threads, device.cpu_cores or threads, device.cpu_ccds or 0, p.core_bw_gbs, p.ccd_bw_gbs)
+    return {
+        "cpu_kernel": cpu_kernel(device, system.quant).name,
+        "cpu_bandwidth_gbs": drawn / 1e9,
+        "bandwidth_measured": device.bandwidth_measured,
+    }
 
 
 def _check_finite(value, path: str = "result") -> None:

@@ -23,7 +23,11 @@ def _add_estimate(sub) -> None:
     hw.add_argument("--hardware", help='device, e.g. "RTX 4090"')
     hw.add_argument(
         "--hardware-json",
-        help='custom device as JSON: {"name", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", ...}',
+        help='custom device as JSON: {"name", "kind" (gpu, soc or cpu), "memory_gib", "bandwidth_gbs", "fp16_tflops", ...}; '
+        'a CPU may add "cpu_cores", "cpu_threads", "cpu_p_cores" (hybrid), "memory_channels" with "memory_data_rate_mts" '
+        '(instead of bandwidth_gbs), "bandwidth_measured": true (bandwidth_gbs measured with STREAM or Intel MLC), '
+        '"cpu_isa" (avx2, avx-vnni, avx512, avx512-vnni, amx, neon, dotprod, i8mm, sve ...), "cpu_base_clock_ghz", '
+        '"cpu_boost_clock_ghz"',
     )
     md = p.add_mutually_exclusive_group(required=True)
     md.add_argument("--model", help='model, e.g. "Llama-3.1-8B"')
@@ -35,7 +39,7 @@ def _add_estimate(sub) -> None:
     p.add_argument("--depth", type=int, default=0, help="tokens already in the KV cache (0)")
     p.add_argument("--gen", type=int, default=128, help="tokens to generate (128)")
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (1)")
-    p.add_argument("--threads", type=int, help="CPU threads of a CPU device, llama.cpp -t (default: its physical cores)")
+    p.add_argument("--threads", type=int, help="CPU threads of a CPU device, llama.cpp -t (default, as llama.cpp: its physical cores, the performance cores of a hybrid CPU; threads beyond the physical cores share them and slow a step down)")
     p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1); on a CPU, the sockets of one server")
     p.add_argument("--split", choices=SPLITS, default="layer", help="how several devices share the model")
     p.add_argument("--nvlink", action="store_true", default=None, help="NVLink bridges are fitted between the cards")

@@ -215,7 +215,8 @@ def step_features(
         quantized=system.quant.kind != "dense",
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
         unified_memory=device.kind == "soc",
-        cpu_threads=threads,
+        # A measured bandwidth already is what the machine's cores draw: no per-core limit on top.
+        cpu_threads=0 if device.bandwidth_measured else threads,
         cpu_cores=(device.cpu_cores or threads) if threads else 0,
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,

@@ -127,6 +127,9 @@ class Device:
     cpu_isa: tuple[str, ...] = ()
     #: Core chiplets that each reach memory over their own link (AMD CCDs); None = monolithic.
     cpu_ccds: int | None = None
+    #: ``bandwidth_gbs`` was measured on the machine (custom hardware: STREAM, Intel MLC), not
+    #: read off a spec sheet: it already includes what the cores in use can draw.
+    bandwidth_measured: bool = False
     #: Sockets of a multi-socket CPU server (cores, FLOPS and memory summed; see system.py).
     cpu_sockets: int = 1
     pcie_gen: int | None = None

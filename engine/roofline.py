@@ -19,14 +19,23 @@ TERA = 1e12
 GIGA = 1e9
 
 
+#: A measured memory bandwidth (STREAM triad, Intel MLC) as a share of the channels' peak: STREAM
+#: results on DDR4/DDR5 platforms typically reach 75-85% of it (https://www.cs.virginia.edu/stream/).
+#: The fitted efficiencies are relative to the peak, so a measured figure is divided by this.
+MEASURED_BANDWIDTH_SHARE = 0.8
+
+
 def bandwidth_bytes_s(device: Device, backend: str) -> float:
     """Peak memory bandwidth the backend's compute units can pull, bytes/s.
 
     A CPU backend on a system-on-chip uses the CPU clusters' bandwidth, which on Apple Silicon is
-    well below the GPU's (AnandTech measured ~200-240 of the M1 Max's 400 GB/s).
+    well below the GPU's (AnandTech measured ~200-240 of the M1 Max's 400 GB/s). A measured
+    bandwidth stands for the peak it is a share of (MEASURED_BANDWIDTH_SHARE).
     """
     if backend == "cpu" and device.kind == "soc" and device.cpu_bandwidth_gbs:
         return device.cpu_bandwidth_gbs * GIGA
+    if device.bandwidth_measured:
+        return device.bandwidth_gbs / MEASURED_BANDWIDTH_SHARE * GIGA
     return device.bandwidth_gbs * GIGA
 
 

@@ -11,7 +11,7 @@ from functools import cached_property
 from .arch import Architecture, architecture_from_config
 from .engines import Engine, engine_for_format, engine_index, load_engines
 from .errors import EngineInputError
-from .hardware import BACKENDS, Device, hardware_index, load_hardware
+from .hardware import BACKENDS, CPU_ISAS, VENDORS, Device, hardware_index, load_hardware
 from .memory import (
     RUNTIME_BYTES,
     compute_buffer_bytes,
@@ -147,40 +147,93 @@ def cpu_sockets(device: Device, sockets: int) -> Device:
 
 #: What a custom device must and may state (units as in the catalog, data/README.md).
 CUSTOM_REQUIRED = {"memory_gib": (0.5, 4096), "bandwidth_gbs": (1, 20000), "fp16_tflops": (0.005, 20000)}
-CUSTOM_OPTIONAL = {"fp32_tflops": (0.005, 2000), "gpu_clock_mhz": (100, 4000), "cpu_cores": (1, 1024), "pcie_gen": (1, 6)}
+CUSTOM_OPTIONAL = {
+    "fp32_tflops": (0.005, 2000), "gpu_clock_mhz": (100, 4000), "pcie_gen": (1, 6),
+    # CPUs (data/README.md has their meaning): cores and threads, memory channels and their speed
+    # (giving the bandwidth when bandwidth_gbs is left out), clocks, chiplets.
+    "cpu_cores": (1, 1024), "cpu_threads": (1, 2048), "cpu_p_cores": (1, 1024),
+    "memory_channels": (1, 24), "memory_data_rate_mts": (400, 40000),
+    "cpu_base_clock_ghz": (0.5, 7), "cpu_boost_clock_ghz": (0.5, 7), "cpu_fp32_flops_per_cycle": (4, 256), "cpu_ccds": (1, 64),
+}
+CUSTOM_INTEGERS = frozenset({"pcie_gen", "cpu_cores", "cpu_threads", "cpu_p_cores", "memory_channels", "cpu_fp32_flops_per_cycle", "cpu_ccds"})
 CUSTOM_KINDS = {"gpu": "cuda", "soc": "metal", "cpu": "cpu"}
+#: An ISA level implies the ones below it (what the CPU's kernels may use): "avx512-vnni" means
+#: AVX2, AVX-512 and VNNI; "i8mm" means NEON with dot product and int8 matrix multiply.
+ISA_LEVELS = {
+    "avx2": ("avx2",), "avx-vnni": ("avx2", "avx-vnni"), "avx512": ("avx2", "avx512"),
+    "avx512-vnni": ("avx2", "avx512", "avx512-vnni"), "avx512-bf16": ("avx2", "avx512", "avx512-vnni", "avx512-bf16"),
+    "amx": ("avx2", "avx512", "avx512-vnni", "avx512-bf16", "amx"),
+    "neon": ("neon",), "dotprod": ("neon", "dotprod"), "i8mm": ("neon", "dotprod", "i8mm"),
+    "sve": ("neon", "dotprod", "i8mm", "bf16", "sve", "sve2"), "sme": ("neon", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme"),
+    "rvv": ("rvv",),
+}
 
 
 def custom_device(spec: dict) -> Device:
     """A device described by the user: ``{"name", "kind", "memory_gib", "bandwidth_gbs",
     "fp16_tflops"}`` plus optional ``backend``, ``vendor``, ``fp32_tflops``, ``gpu_clock_mhz``,
-    ``cpu_cores``, ``pcie_gen``. Every problem is reported with the field's name."""
-    known = {"name", "kind", "backend", "vendor", *CUSTOM_REQUIRED, *CUSTOM_OPTIONAL}
+    ``pcie_gen`` and, for CPUs, ``cpu_cores``, ``cpu_threads``, ``cpu_p_cores``,
+    ``memory_channels`` with ``memory_data_rate_mts`` (instead of ``bandwidth_gbs``: 8 bytes per
+    channel per transfer), ``bandwidth_measured`` (true: ``bandwidth_gbs`` was measured, e.g.
+    with STREAM or Intel MLC, not read off a spec sheet), ``cpu_isa`` (an ISA level such as
+    ``"avx512-vnni"`` or ``"i8mm"``, or a list of extensions), clocks and ``cpu_ccds``. Every
+    problem is reported with the field's name."""
+    known = {"name", "kind", "backend", "vendor", "bandwidth_measured", "cpu_isa", *CUSTOM_REQUIRED, *CUSTOM_OPTIONAL}
     unknown = sorted(set(spec) - known)
     if unknown:
         raise EngineInputError(f"custom hardware: unknown field(s) {', '.join(map(str, unknown))}", field="hardware")
     kind = spec.get("kind", "gpu")
     if kind not in CUSTOM_KINDS:
         raise EngineInputError("custom hardware: kind must be gpu, soc or cpu", field="hardware.kind")
+    spec = dict(spec)
+    channels, rate = spec.get("memory_channels"), spec.get("memory_data_rate_mts")
+    if spec.get("bandwidth_gbs") is None and channels is not None and rate is not None:
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (channels, rate)):
+            spec["bandwidth_gbs"] = channels * 8 * rate / 1000
     values = {}
     for key, (lo, hi) in {**CUSTOM_REQUIRED, **CUSTOM_OPTIONAL}.items():
         value = spec.get(key)
         if value is None:
             if key in CUSTOM_REQUIRED:
-                raise EngineInputError(f"custom hardware: {key} is required", field=f"hardware.{key}")
+                hint = " (or memory_channels and memory_data_rate_mts)" if key == "bandwidth_gbs" else ""
+                raise EngineInputError(f"custom hardware: {key} is required{hint}", field=f"hardware.{key}")
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not lo <= value <= hi:
             raise EngineInputError(f"custom hardware: {key} must be a number from {lo:g} to {hi:g}", field=f"hardware.{key}")
-        values[key] = value
+        values[key] = int(value) if key in CUSTOM_INTEGERS else value
+    measured = spec.get("bandwidth_measured", False)
+    if not isinstance(measured, bool):
+        raise EngineInputError("custom hardware: bandwidth_measured must be true or false", field="hardware.bandwidth_measured")
+    isa = spec.get("cpu_isa")
+    if isa is None:
+        isa_names: tuple[str, ...] = ()
+    elif isinstance(isa, str) and isa.lower() in ISA_LEVELS:
+        isa_names = ISA_LEVELS[isa.lower()]
+    elif isinstance(isa, list) and isa and all(isinstance(x, str) and x.lower() in CPU_ISAS for x in isa):
+        isa_names = tuple(x.lower() for x in isa)
+    else:
+        raise EngineInputError(
+            f"custom hardware: cpu_isa must be one of {', '.join(ISA_LEVELS)} or a list of {', '.join(CPU_ISAS)}", field="hardware.cpu_isa"
+        )
+    cores = values.get("cpu_cores")
+    if values.get("cpu_p_cores") is not None and (cores is None or values["cpu_p_cores"] >= cores):
+        raise EngineInputError("custom hardware: cpu_p_cores must be fewer than cpu_cores (hybrid CPUs)", field="hardware.cpu_p_cores")
+    if cores is not None and values.get("cpu_threads") is not None and values["cpu_threads"] < cores:
+        raise EngineInputError("custom hardware: cpu_threads cannot be fewer than cpu_cores", field="hardware.cpu_threads")
+    base, boost = values.get("cpu_base_clock_ghz"), values.get("cpu_boost_clock_ghz")
+    if base and boost and boost < base:
+        raise EngineInputError("custom hardware: cpu_boost_clock_ghz is below cpu_base_clock_ghz", field="hardware.cpu_boost_clock_ghz")
     backend = spec.get("backend") or CUSTOM_KINDS[kind]
     if backend not in BACKENDS:
         raise EngineInputError(f"custom hardware: backend must be one of {', '.join(BACKENDS)}", field="hardware.backend")
     vendor = spec.get("vendor") or {"cuda": "nvidia", "rocm": "amd", "metal": "apple"}.get(backend, "other")
     name = spec.get("name") if isinstance(spec.get("name"), str) and spec.get("name").strip() else "Custom hardware"
+    if kind == "cpu" and "fp32_tflops" not in values:
+        values["fp32_tflops"] = values["fp16_tflops"]  # the catalog's CPU convention: one vector rate
     return Device(
         id="custom",
         name=name.strip()[:80],
-        vendor=vendor if vendor in ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other") else "other",
+        vendor=vendor if vendor in VENDORS else "other",
         family="Custom",
         kind=kind,
         form_factor="desktop",
@@ -190,8 +243,8 @@ def custom_device(spec: dict) -> Device:
         aliases=(),
         source="entered by the user",
         sources={},
-        pcie_gen=int(values.pop("pcie_gen")) if "pcie_gen" in values else None,
-        cpu_cores=int(values.pop("cpu_cores")) if "cpu_cores" in values else None,
+        cpu_isa=isa_names,
+        bandwidth_measured=measured,
         **values,
     )
 

@@ -131,3 +131,66 @@ def test_depth_slowdown_on_a_cpu_slice_is_gentle():
     base = {"hardware": "AMD EPYC 9654 (cloud VM, 2 cores)", "model": "Llama-3.1-8B", "quant": "Q4_K_M"}
     ratio = rates(**base, depth=4096)[0] / rates(**base, depth=0)[0]
     assert 0.5 <= ratio <= 0.75
+
+
+CUSTOM_CPU = {"name": "Zen 4 VM", "kind": "cpu", "memory_gib": 16, "fp16_tflops": 0.35, "cpu_cores": 2}
+
+
+def test_custom_cpu_from_channels_and_speed():
+    from engine.system import custom_device
+
+    device = custom_device({**CUSTOM_CPU, "memory_channels": 2, "memory_data_rate_mts": 5600, "cpu_isa": "avx512-vnni"})
+    assert device.bandwidth_gbs == pytest.approx(89.6)
+    assert device.cpu_isa == ("avx2", "avx512", "avx512-vnni")
+    assert cpu_kernel(device, parse_quant("Q4_K_M")).factor == 4.0
+
+
+@pytest.mark.parametrize(
+    "extra,field",
+    [
+        ({"cpu_isa": "sse2", "bandwidth_gbs": 40}, "hardware.cpu_isa"),
+        ({"cpu_p_cores": 4, "bandwidth_gbs": 40}, "hardware.cpu_p_cores"),
+        ({"bandwidth_measured": "yes", "bandwidth_gbs": 40}, "hardware.bandwidth_measured"),
+        ({}, "hardware.bandwidth_gbs"),
+    ],
+)
+def test_custom_cpu_fields_are_checked(extra, field):
+    from engine.errors import EngineInputError
+    from engine.system import custom_device
+
+    with pytest.raises(EngineInputError) as caught:
+        custom_device({**CUSTOM_CPU, **extra})
+    assert caught.value.field == field
+
+
+def test_a_measured_bandwidth_is_not_cut_again_by_the_cores():
+    """Issue 20: a small server slice with its bandwidth measured and entered as custom hardware
+    was predicted at 0.42-0.53 of its measured decode rate. A measured figure already is what the
+    machine's cores draw (no per-core limit on top) and stands for the peak it is a share of."""
+    one_core = {**CUSTOM_CPU, "cpu_cores": 1, "bandwidth_gbs": 100}
+    request = {"model": "Llama-3.2-1B", "quant": "Q8_0", "threads": 1}
+    paper = estimate({**request, "hardware": one_core})
+    measured = estimate({**request, "hardware": {**one_core, "bandwidth_measured": True}})
+    assert paper["breakdown"]["cpu_bandwidth_gbs"] < 100  # one core cannot draw the spec sheet's peak
+    assert measured["breakdown"]["bandwidth_measured"] is True
+    assert measured["breakdown"]["cpu_bandwidth_gbs"] == pytest.approx(100 / 0.8)
+    assert measured["decode_tps"] > 1.3 * paper["decode_tps"]
+
+
+def test_explain_names_the_kernel_and_the_bandwidth_threads_draw():
+    cpu = estimate({"hardware": "Threadripper PRO 7965WX", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "threads": 8})["breakdown"]
+    assert "AVX-512 VNNI" in cpu["cpu_kernel"]
+    assert 0 < cpu["cpu_bandwidth_gbs"] < 332.8
+    gpu = estimate({"hardware": "RTX 4090", "model": "Llama-3.1-8B", "quant": "Q4_K_M"})["breakdown"]
+    assert gpu["cpu_kernel"] is None and gpu["cpu_bandwidth_gbs"] is None
+
+
+def test_page_custom_cpu_fields_reach_the_request():
+    from engine.page.fields import DEFAULT_VIEW
+    from engine.page.view import custom_hardware
+
+    view = {**DEFAULT_VIEW, "hw": "custom", "hw_kind": "cpu", "hw_cores": 8, "hw_isa": "i8mm", "hw_bwm": "measured"}
+    spec = custom_hardware(view)
+    assert spec["cpu_cores"] == 8 and spec["cpu_isa"] == "i8mm" and spec["bandwidth_measured"] is True
+    gpu = custom_hardware({**DEFAULT_VIEW, "hw": "custom", "hw_kind": "gpu"})
+    assert "cpu_isa" not in gpu and "cpu_cores" not in gpu

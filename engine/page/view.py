@@ -53,13 +53,20 @@ def _require_name(value, field: str) -> None:
 def custom_hardware(v: dict) -> dict:
     """The custom-hardware request part of a view."""
     v = check_view(v)
-    return {
+    spec = {
         "name": v["hw_name"],
         "kind": v["hw_kind"],
         "memory_gib": v["hw_mem"],
         "bandwidth_gbs": v["hw_bw"],
         "fp16_tflops": v["hw_tf"],
     }
+    if v["hw_bwm"] == "measured":
+        spec["bandwidth_measured"] = True
+    if v["hw_kind"] == "cpu":
+        spec["cpu_isa"] = v["hw_isa"]
+        if v["hw_cores"]:
+            spec["cpu_cores"] = v["hw_cores"]
+    return spec
 
 
 

@@ -39,7 +39,7 @@ export class CustomModel {
       config: q("#model-config"),
       modelError: q("#custom-model-error"),
     };
-    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_kind: q("#hw-kind") };
+    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_kind: q("#hw-kind"), hw_bwm: q("#hw-bwm"), hw_cores: q("#hw-cores"), hw_isa: q("#hw-isa") };
     q("#model-config-apply").addEventListener("click", () => {
       const { compact, error } = checkConfig(this.ui.config.value.trim());
       this.showModelError(error || "");

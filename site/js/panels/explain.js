@@ -25,8 +25,12 @@ function decodeRows(e) {
   const b = e.breakdown;
   const rows = [
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
-    ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} on paper × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
+    ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} ${b.bandwidth_measured ? "measured" : "on paper"} × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
   ];
+  if (b.cpu_kernel) {
+    rows.push(["CPU threads", `${fmt.count(b.cpu_threads)} threads can draw ${fmt.bandwidth(b.cpu_bandwidth_gbs)} (each core streams only so fast; extra threads on a core add none)`]);
+    rows.push(["Kernel", `${b.cpu_kernel} for the multiply-adds`]);
+  }
   if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})`]);
   rows.push(
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
