@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import loopback_url, serving
+from engine.hardware import load_hardware
 from engine.models import load_models
 from engine.page.view import estimate_view
 from pagekit import call_engine, page_view, query, settle, show, value
@@ -80,7 +81,7 @@ def test_every_picker_item_gets_the_engines_fit_mark(app):
     page.wait_for_function("() => document.querySelectorAll('[data-testid=\"hardware-select\"] option[data-fit]').length > 300", timeout=60_000)
     marks = dict(page.eval_on_selector_all('[data-testid="hardware-select"] option[data-fit]', "els => els.map(e => [e.value, e.dataset.fit])"))
     expected = {}
-    for offset in range(0, 400, 64):
+    for offset in range(0, len(load_hardware()), 64):  # every chunk of the catalog
         expected.update(call_engine("marks", {"view": view, "kind": "hardware", "offset": offset, "limit": 64})["marks"])
     assert marks == expected
     assert {"fits", "offload", "no"} <= set(marks.values())
@@ -183,9 +184,10 @@ def test_reverse_search_lists_the_engines_devices(app):
     page.fill('[data-testid="reverse-min"]', "30")
     page.click('[data-testid="reverse-run"]')
     page.wait_for_selector('[data-testid="reverse-table"]:not([hidden])', timeout=60_000)
-    rows = []
-    for offset in range(0, 400, 64):
-        rows += call_engine("reverse", {"view": view, "min_tps": 30, "offset": offset, "limit": 64})["rows"]
+    rows, offset, total = [], 0, 1
+    while offset < total:  # every chunk, however large the catalog grows
+        chunk = call_engine("reverse", {"view": view, "min_tps": 30, "offset": offset, "limit": 64})
+        rows, offset, total = rows + chunk["rows"], offset + 64, chunk["total"]
     matching = [r for r in rows if r["meets"] and r["price_usd"]]
     assert f"{len(matching):,} of {len(rows):,} devices" in page.inner_text('[data-testid="reverse-status"]')
     shown = page.eval_on_selector_all('[data-testid="reverse-table"] tbody tr', "els => els.map(e => [e.dataset.id, Number(e.dataset.tps)])")
