@@ -61,6 +61,7 @@ SCHEMA = (
     Field("nvlink_bridge", bool),
     Field("tdp_w", float, lo=1, hi=5000),
     Field("launch_price_usd", float, lo=10, hi=1_000_000),
+    Field("launch_prices_usd", dict),
     Field("launch_year", int, lo=2010, hi=2027),
     Field("aliases", list, required=True),
     Field("source", str, required=True),
@@ -230,11 +231,28 @@ def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
         raise CatalogError(f"hardware {entry_id!r}: memory_options_gib must list sizes in GiB")
     if len(set(options)) != len(options) or list(options) != sorted(options):
         raise CatalogError(f"hardware {entry_id!r}: memory_options_gib must be sorted and distinct")
+    # Each memory size has its own price: launch_prices_usd {"<size>" = USD} where published; the
+    # base launch_price_usd is the cheapest configuration's; a size with neither has no price (it
+    # does not inherit the smallest one's).
+    prices = raw.get("launch_prices_usd", {})
+    unknown = sorted(set(prices) - {f"{size:g}" for size in options})
+    if unknown:
+        raise CatalogError(f"hardware {entry_id!r}: launch_prices_usd names sizes not in memory_options_gib: {unknown}")
+    if prices and "launch_prices_usd" not in raw.get("sources", {}):
+        raise CatalogError(f"hardware {entry_id!r}: launch_prices_usd needs sources.launch_prices_usd")
+    for label, price in prices.items():
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not 10 <= price <= 1_000_000:
+            raise CatalogError(f"hardware {entry_id!r}: launch_prices_usd.{label} must be a price in USD")
     out = []
     for size in options:
         label = f"{size:g}"
-        variant = {k: v for k, v in raw.items() if k != "memory_options_gib"}
+        variant = {k: v for k, v in raw.items() if k not in ("memory_options_gib", "launch_prices_usd")}
         variant["memory_gib"] = size
+        price = prices.get(label, raw.get("launch_price_usd") if size == options[0] else None)
+        if price is None:
+            variant.pop("launch_price_usd", None)
+        else:
+            variant["launch_price_usd"] = price
         variant["name"] = f"{raw['name']} {label}GB"
         variant["aliases"] = [f"{alias} {label}GB" for alias in raw["aliases"]]
         out.append((f"{entry_id}-{label}gb", variant))

@@ -57,7 +57,7 @@ PINNED = {
     "jetson-xavier-nx": (59.7, 8, 6.8, 399),
     "jetson-nano": (25.6, 4, 0.47, 99),
     "rx-480": (256, 8, 5.83, 239),
-    "rx-570": (224, 8, 5.1, 169),
+    "rx-570": (224, 8, 5.1, None),
     "rx-580": (256, 8, 6.17, 229),
     "rx-590": (256, 8, 7.12, 279),
     "rx-vega-56": (409.6, 8, 21.09, 399),
@@ -163,3 +163,34 @@ def test_published_figures(name, bandwidth_gbs, fp16_tflops):
 )
 def test_memory_variants_resolve(name, entry_id):
     assert hardware_index().names[normalise_name(name)] == entry_id
+
+
+@pytest.mark.parametrize(
+    "device_id, price",
+    [
+        # Apple's launch configurator (sources.launch_prices_usd): each memory size its own price.
+        ("apple-m3-ultra-80c-96gb", 5499),
+        ("apple-m3-ultra-80c-256gb", 7099),
+        ("apple-m3-ultra-80c-512gb", 9499),
+        ("apple-m4-max-40c-48gb", 2499),
+        ("apple-m4-max-40c-128gb", 3699),
+        # No per-size price published in the catalog: the cheapest size keeps the base price, the
+        # others have none (they no longer inherit the cheapest one's).
+        ("apple-m2-ultra-60c-64gb", 3999),
+        ("apple-m2-ultra-60c-192gb", None),
+        ("rx-570-4gb", 169),
+        ("rx-570-8gb", None),
+    ],
+)
+def test_memory_variants_carry_their_own_price(device_id, price):
+    assert load_hardware()[device_id].launch_price_usd == price
+
+
+def test_reverse_search_prices_the_512gb_m3_ultra_at_its_own_price():
+    from engine.page import explore
+
+    ids = sorted(load_hardware())
+    offset = ids.index("apple-m3-ultra-80c-512gb")
+    rows = explore.reverse({"view": {"model": "llama-3.3-70b"}, "min_tps": 1, "offset": offset, "limit": 1})["rows"]
+    assert [(r["id"], r["price_usd"]) for r in rows] == [("apple-m3-ultra-80c-512gb", 9499)]
+    assert rows[0]["tps_per_kusd"] == pytest.approx(rows[0]["decode_tps"] / 9499 * 1000)
