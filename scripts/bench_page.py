@@ -13,7 +13,10 @@ their ratios hold on a busy machine:
 - a soak (picker changes, streams and races in one page): the page's JS heap and the worker's
   WebAssembly heap, after the first 20 interactions and at the end, and recompute p95 per half.
 
-    python3 scripts/bench_page.py [--loads 3] [--interactions 40] [--soak 200] [--skip-stream]
+    python3 scripts/bench_page.py [--loads 3] [--interactions 40] [--soak 200] [--skip-stream] [--baseline REV]
+
+With --baseline, the site of git revision REV is built too (in a temporary worktree) and measured
+in the same run, interleaved, so the two columns see the same machine load.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import http.server
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -273,75 +277,107 @@ def growth(before, after):
     return "n/a" if not before or after is None else f"{100 * (after / before - 1):+.1f}%"
 
 
+def build_revision(revision: str, folder: Path) -> Path:
+    """The site as git revision ``revision`` builds it (a detached worktree sharing node_modules)."""
+    tree = folder / "baseline-tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), revision], cwd=ROOT, check=True, capture_output=True)
+    try:
+        (tree / "node_modules").symlink_to(ROOT / "node_modules")
+        subprocess.run([sys.executable, "build.py", "--out", str(folder / "baseline")], cwd=tree, check=True, capture_output=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True, capture_output=True)
+    return folder / "baseline"
+
+
+def measure_loads(browser, served, loads, results):
+    """Append one bare and one engine (cold, warm) visit pair to ``results``."""
+    b_cold, b_warm = bare_visits(browser, served.url)
+    e_cold, e_warm, log, ready_at = first_visit(browser, served)
+    results["bare_cold"].append(b_cold)
+    results["bare_warm"].append(b_warm)
+    results["cold"].append(e_cold)
+    results["warm"].append(e_warm)
+    results.setdefault("log", (log, ready_at))
+
+
+def report_loads(label, r, loads):
+    med = statistics.median
+    print(f"[{label}] bare Pyodide boot + engine's stdlib imports: cold {med(r['bare_cold']) / 1000:.2f} s, warm {med(r['bare_warm']) / 1000:.2f} s (medians of {loads})")
+    print(f"[{label}] engine ready after navigation:               cold {med(r['cold']) / 1000:.2f} s, warm {med(r['warm']) / 1000:.2f} s")
+    print(f"[{label}]   ratio cold engine / cold bare: {med(r['cold']) / med(r['bare_cold']):.2f}x;  warm engine / cold engine: {med(r['warm']) / med(r['cold']):.2f}")
+    log, ready_at = r["log"]
+    downloads = [(path, size) for _t, path, status, size in log if status == 200]
+    counts = Counter(path for path, _size in downloads)
+    duplicates = {path: n for path, n in counts.items() if n > 1}
+    before = sum(size for t, _p, status, size in log if status == 200 and t <= ready_at)
+    print(f"[{label}] first visit: {len(log)} requests, {len(downloads)} downloads, {sum(s for _p, s in downloads) / 1e6:.2f} MB "
+          f"({before / 1e6:.2f} MB before engine ready); downloaded twice or more: "
+          + (", ".join(f"{p} x{n}" for p, n in sorted(duplicates.items())) or "none"))
+    wasm = [p for p, _s in downloads if p.endswith(".wasm")]
+    print(f"[{label}]   copies of pyodide.asm.wasm downloaded: {len(wasm)}; catalog.html downloaded: {counts.get('/catalog.html', 0)}")
+
+
+def measure_page(browser, url, label, interactions_count, with_stream):
+    link = [shared_link(browser, url) for _ in range(2)]
+    print(f"[{label}] shared link: its numbers {statistics.median(link):.0f} ms after engine ready (median of {len(link)})")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(READY, timeout=180_000)
+    settle(page)
+    recompute, background = interactions(page, url, interactions_count)
+    print(f"[{label}] recompute per picker change (worker round trip, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
+    print(f"[{label}] everything (charts, marks, advice, race) done:            p50 {percentile(background, 0.5):.0f} ms, p95 {percentile(background, 0.95):.0f} ms")
+    if with_stream:
+        for rate in RATES_TPS:
+            ttft_ms, rate_pct = stream_error(page, rate)
+            print(f"[{label}] stream at {rate:>4} tok/s: TTFT error {ttft_ms:+.1f} ms, rate error {rate_pct:+.2f}%")
+    context.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--loads", type=int, default=3, help="cold and warm visits of each kind")
     parser.add_argument("--interactions", type=int, default=40)
     parser.add_argument("--soak", type=int, default=200, help="picker changes in the soak (0: no soak)")
     parser.add_argument("--skip-stream", action="store_true", help="leave out the stream timing")
+    parser.add_argument("--baseline", metavar="REV", help="also measure the site of this git revision, interleaved")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     load = os.getloadavg()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     with tempfile.TemporaryDirectory() as folder:
-        site = build.build(Path(folder) / "dist")
-        write_bare_page(site, f"pyodide/{build.pyodide_version()}/")
-        served = Served(site)
-        url = served.url
+        sites = {"now": build.build(Path(folder) / "dist")}
+        if args.baseline:
+            sites[args.baseline] = build_revision(args.baseline, Path(folder))
+        served = {}
+        for label, site in sites.items():
+            write_bare_page(site, f"pyodide/{build.pyodide_version()}/")
+            served[label] = Served(site)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            bare_cold, bare_warm, cold, warm, logs = [], [], [], [], []
-            for _ in range(args.loads):  # interleaved, so both see the same load
-                b_cold, b_warm = bare_visits(browser, url)
-                bare_cold.append(b_cold)
-                bare_warm.append(b_warm)
-                e_cold, e_warm, log, ready_at = first_visit(browser, served)
-                cold.append(e_cold)
-                warm.append(e_warm)
-                logs.append((log, ready_at))
-            med = statistics.median
-            print(f"bare Pyodide boot + engine's stdlib imports: cold {med(bare_cold) / 1000:.2f} s, warm {med(bare_warm) / 1000:.2f} s (medians of {args.loads})")
-            print(f"engine ready after navigation:               cold {med(cold) / 1000:.2f} s, warm {med(warm) / 1000:.2f} s")
-            print(f"  ratio cold engine / cold bare: {med(cold) / med(bare_cold):.2f}x;  warm engine / cold engine: {med(warm) / med(cold):.2f}")
-            log, ready_at = logs[0]
-            downloads = [(path, size) for _t, path, status, size in log if status == 200]
-            counts = Counter(path for path, _size in downloads)
-            duplicates = {path: n for path, n in counts.items() if n > 1}
-            before = sum(size for t, _p, status, size in log if status == 200 and t <= ready_at)
-            print(f"first visit: {len(log)} requests, {len(downloads)} downloads, {sum(s for _p, s in downloads) / 1e6:.2f} MB "
-                  f"({before / 1e6:.2f} MB before engine ready); downloaded twice or more: "
-                  + (", ".join(f"{p} x{n}" for p, n in sorted(duplicates.items())) or "none"))
-            wasm = [p for p, _s in downloads if p.endswith(".wasm")]
-            print(f"  copies of pyodide.asm.wasm downloaded: {len(wasm)}; catalog.html downloaded: {counts.get('/catalog.html', 0)}")
-            link = [shared_link(browser, url) for _ in range(max(1, args.loads - 1))]
-            print(f"shared link: its numbers {med(link):.0f} ms after engine ready (median of {len(link)})")
-
-            context = browser.new_context()
-            page = context.new_page()
-            page.goto(url)
-            page.wait_for_selector(READY, timeout=180_000)
-            settle(page)
-            recompute, background = interactions(page, url, args.interactions)
-            print(f"recompute per picker change (worker round trip, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
-            print(f"everything (charts, marks, advice, race) done:            p50 {percentile(background, 0.5):.0f} ms, p95 {percentile(background, 0.95):.0f} ms")
-            if not args.skip_stream:
-                for rate in RATES_TPS:
-                    ttft_ms, rate_pct = stream_error(page, rate)
-                    print(f"stream at {rate:>4} tok/s: TTFT error {ttft_ms:+.1f} ms, rate error {rate_pct:+.2f}%")
-            context.close()
-
+            results = {label: {"bare_cold": [], "bare_warm": [], "cold": [], "warm": []} for label in sites}
+            for _ in range(args.loads):  # interleaved, so every column sees the same load
+                for label in sites:
+                    measure_loads(browser, served[label], args.loads, results[label])
+            for label in sites:
+                report_loads(label, results[label], args.loads)
+            for label in sites:
+                measure_page(browser, served[label].url, label, args.interactions, not args.skip_stream and label == "now")
             if args.soak:
+                url = served["now"].url
                 baseline, final, soak_recompute, streams, races = soak(browser, url, args.soak, 30, 10)
                 half = len(soak_recompute) // 2
-                print(f"soak: {args.soak} picker changes, {streams} streams, {races} races in one page")
+                print(f"[now] soak: {args.soak} picker changes, {streams} streams, {races} races in one page")
                 if baseline:
-                    print(f"  page JS heap after 20: {baseline[0] / 1e6:.1f} MB, at the end {final[0] / 1e6:.1f} MB ({growth(baseline[0], final[0])})")
+                    print(f"[now]   page JS heap after 20: {baseline[0] / 1e6:.1f} MB, at the end {final[0] / 1e6:.1f} MB ({growth(baseline[0], final[0])})")
                     wasm_text = f"{baseline[1] / 1e6:.1f} MB -> {final[1] / 1e6:.1f} MB" if baseline[1] and final[1] else "not exposed"
-                    print(f"  worker WebAssembly heap: {wasm_text} ({growth(baseline[1], final[1])})")
-                print(f"  recompute p95 first half {percentile(soak_recompute[:half], 0.95):.1f} ms, second half {percentile(soak_recompute[half:], 0.95):.1f} ms")
+                    print(f"[now]   worker WebAssembly heap: {wasm_text} ({growth(baseline[1], final[1])})")
+                print(f"[now]   recompute p95 first half {percentile(soak_recompute[:half], 0.95):.1f} ms, second half {percentile(soak_recompute[half:], 0.95):.1f} ms")
             browser.close()
-        served.server.shutdown()
+        for server in served.values():
+            server.server.shutdown()
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return 0

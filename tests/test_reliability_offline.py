@@ -128,9 +128,10 @@ def switchable_server(root):
         yield state
 
 
-#: Entries in each cache other than the awaited one (read only once the awaited one is complete).
+#: Entries in each build cache other than the awaited one (read only once the awaited one is
+#: complete). The engine's memory snapshots live apart ("tokfeel.snapshots", one per bundle).
 OTHER_CACHES = """async (expected) => Object.fromEntries(await Promise.all((await caches.keys())
-  .filter((name) => name !== expected).map(async (name) => [name, (await (await caches.open(name)).keys()).length])))"""
+  .filter((name) => name.startsWith("CACHE_PREFIX") && name !== expected).map(async (name) => [name, (await (await caches.open(name)).keys()).length])))""".replace("CACHE_PREFIX", build.CACHE_PREFIX)
 
 
 def wait_for_cache(page, cache: str, files: dict, timeout_s: float = 90) -> dict:
