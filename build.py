@@ -344,6 +344,7 @@ def build(out: Path) -> Path:
             "answers_json": json_for_script(answers),
             "initial_json": json_for_script(view),
             "view_fields_json": json_for_script(view_fields()),
+            "view_fields": view_fields(),
             "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
             "chart_version": chart_version,

@@ -10,7 +10,9 @@ import pytest
 
 from engine.page.lanes import lane_views
 from engine.page.view import estimate_view
+from engine.page.fields import DEFAULT_VIEW
 from pagekit import query, settle, show
+from test_browser_basics import CLICK_RUN, RECORD_STREAM
 
 pytestmark = pytest.mark.browser
 
@@ -102,4 +104,79 @@ def test_a_mac_lane_does_not_inherit_the_main_gpu_count_and_a_lane_that_cannot_l
     fixed = page.url[page.url.index("?"):]
     assert _lane(page, 2).get_attribute("data-fit") in ("fits", "offload"), fixed
     assert lane_views(show(page, fixed))[2]["hw"].startswith("apple-m4-max-40c-")
+    show(page, "")
+
+
+def test_a_setup_that_cannot_load_shows_no_speed_streams_nothing_and_offers_one_that_runs(app):
+    page, _log, console = app
+    view = show(page, query(hw="apple-m4-max-40c-48gb", model="llama-3.3-70b", prompt=20))
+    expected = estimate_view(view)["estimate"]
+    assert expected["fit"] == "no"
+    assert page.get_attribute('[data-testid="fit"]', "data-value") == "no"
+    for testid in ("decode-tps", "prefill-tps", "ttft", "visible-ttft"):
+        assert page.get_attribute(f'[data-testid="{testid}"]', "data-value") == "", testid
+    assert not re.search(r"[0-9]", page.inner_text('[data-testid="decode-tps"]'))
+    assert "won't run" in page.inner_text('[data-testid="decode-range"]')
+    assert f"{expected['memory']['device_need_gb']:.1f} GB" in page.inner_text('[data-panel="results"]')
+    assert page.locator('[data-testid="verdicts"] li').count() == 0
+    assert page.is_disabled('[data-testid="run"]')
+    page.evaluate(RECORD_STREAM)
+    page.evaluate(CLICK_RUN)
+    page.wait_for_timeout(600)
+    assert page.evaluate("() => window.__streamLog") == []
+    assert page.get_attribute('[data-testid="stream"]', "data-state") == "idle"
+    # The nearest set-up that runs, one click away.
+    page.locator('[data-testid="suggestions"] li button').first.click()
+    settle(page)
+    assert page.get_attribute('[data-testid="fit"]', "data-value") in ("fits", "offload")
+    assert float(page.get_attribute('[data-testid="decode-tps"]', "data-value")) > 0
+    assert not page.is_disabled('[data-testid="run"]')
+    assert not [line for line in console if line.startswith("pageerror")]
+    show(page, "")
+
+
+def test_an_offload_headline_names_the_system_ram_assumed_which_is_an_input(app):
+    page, _log, _console = app
+    view = show(page, query(hw="rtx-5090", model="llama-3.3-70b", prompt=20))
+    assert estimate_view(view)["estimate"]["fit"] == "offload"
+    summary = page.inner_text("#memory-summary")
+    assert "system RAM" in summary and f"{DEFAULT_VIEW['ram']} GiB assumed" in summary
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+    page.fill('[data-testid="ram-input"]', "8")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('ram') === '8'")
+    settle(page)
+    assert page.get_attribute('[data-testid="fit"]', "data-value") == "no"
+    assert "8 GiB assumed" in page.inner_text("#memory-summary")
+    assert page.get_attribute('[data-testid="decode-tps"]', "data-value") == ""
+    # A Mac has one memory: the input does not apply.
+    show(page, query(hw=M3_ULTRA, model="llama-3.3-70b", prompt=20))
+    assert page.is_disabled('[data-testid="ram-input"]')
+    show(page, "")
+
+
+def test_a_reasoning_models_visible_ttft_exceeds_the_ttft_by_the_thinking_time(app):
+    page, _log, _console = app
+    plain = show(page, query(hw="rtx-5090", prompt=20))
+    assert float(page.get_attribute('[data-testid="visible-ttft"]', "data-value")) == pytest.approx(float(page.get_attribute('[data-testid="ttft"]', "data-value")))
+    assert estimate_view(plain)["estimate"]["visible_ttft_s"] == estimate_view(plain)["estimate"]["ttft_s"]
+    view = show(page, query(hw="rtx-5090", model="qwen3-8b", think=300, prompt=20))
+    e = estimate_view(view)["estimate"]
+    arrivals = e["schedule"]["arrival_s"]
+    ttft = float(page.get_attribute('[data-testid="ttft"]', "data-value"))
+    visible = float(page.get_attribute('[data-testid="visible-ttft"]', "data-value"))
+    assert ttft == pytest.approx(e["ttft_s"], rel=1e-9) and visible == pytest.approx(e["visible_ttft_s"], rel=1e-9)
+    thinking = arrivals[300] - arrivals[0]
+    assert thinking > 0 and visible - ttft == pytest.approx(thinking, rel=1e-3)
+    headline = page.inner_text("#wait-line")
+    assert "answer visible after" in headline and "whole answer after" in headline
+    # The stream agrees: the first visible token arrives after the visible TTFT.
+    page.evaluate(RECORD_STREAM)
+    clicked = page.evaluate(CLICK_RUN)
+    page.wait_for_function("() => Number(document.querySelector('[data-testid=stream]').dataset.tokens) > 0", timeout=int(visible * 1000) + 10_000)
+    first_visible = next(t for t, _s, n in page.evaluate("() => window.__streamLog") if n > 0)
+    # Never early; late by at most a few frames on a busy machine (the click-latency budget is
+    # the player's, issue 13 item 9).
+    assert visible - 0.02 <= (first_visible - clicked) / 1000 <= visible + 0.15
+    waits = page.locator('[data-testid="verdicts"] li.verdict-wait')
+    assert waits.count() == 2
     show(page, "")

@@ -76,7 +76,7 @@ def test_verdicts_and_suggestions_are_the_engines_and_apply_works(app):
     advice = call_engine("advice", {"view": view})
     page.wait_for_selector('[data-testid="verdicts"] li')
     levels = dict(page.eval_on_selector_all('[data-testid="verdicts"] li', "els => els.map(e => [e.dataset.case, e.dataset.level])"))
-    assert levels == {v["id"]: v["level"] for v in advice["verdicts"]}
+    assert levels == {v["id"]: v["level"] for v in advice["verdicts"] + advice["waits"]}
     suggestions = page.locator('[data-testid="suggestions"] li')
     assert suggestions.count() == len(advice["suggestions"]) >= 1
     first = advice["suggestions"][0]

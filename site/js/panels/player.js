@@ -38,10 +38,13 @@ export class PlayerPanel {
 
   /** Numbers for this result are on screen: Run may play it. */
   show(result) {
-    this.gauge.setPredicted(result.estimate.decode_tps);
+    // Won't run means won't run: no speed on the gauge and nothing for Run to play.
+    const runs = result.estimate.fit !== "no";
+    this.gauge.setPredicted(runs ? result.estimate.decode_tps : null);
     const answer = answers[result.view.answer];
     this.ui.tokensNote.textContent = `The answer is ${fmt.count(answer.tokens.length)} tokens, counted with ${answersData.tokenizer}, OpenAI's BPE tokenizer: ${fmt.number(answer.tokens.join("").length / answer.tokens.length, 1)} characters per token here; prose packs more characters into a token than code does, and Llama, Qwen or Gemma tokenizers differ by a few percent.`;
-    this.ui.run.disabled = false;
+    this.ui.run.disabled = !runs;
+    this.ui.run.title = runs ? "" : "This set-up cannot load, so there is nothing to stream";
   }
 
   /** No numbers for the view: nothing to play. */
@@ -58,7 +61,7 @@ export class PlayerPanel {
 
   run() {
     const current = this.current();
-    if (!current) return;
+    if (!current || current.estimate.fit === "no") return;
     this.stop();
     const { ui, gauge } = this;
     const schedule = current.estimate.schedule;

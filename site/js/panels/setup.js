@@ -18,7 +18,7 @@ const PROMPT_PRESETS = [
   ["12k paste", 12000],
   ["50k codebase", 50000],
 ];
-const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "spec", "draft", "draft_n", "workload", "batch", "threads"];
+const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "spec", "draft", "draft_n", "workload", "batch", "threads"];
 /** Picker marks come in chunks of this many items per engine call. */
 const MARK_CHUNK = 16;
 
@@ -66,7 +66,7 @@ export class SetupPanel {
       formError: q("#form-error"),
     };
     // In the order of the form, so errors are listed as the fields appear.
-    const advanced = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "spec", "workload", "draft", "draft_n"];
+    const advanced = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "spec", "workload", "draft", "draft_n"];
     this.adv = Object.fromEntries(advanced.map((key) => [key, q(`[name="${key}"]`)]));
     this.custom = new CustomModel(root, app);
     this.markCache = new Map(); // "kind|key" -> marks
@@ -165,6 +165,8 @@ export class SetupPanel {
     const device = devices.get(view.hw);
     const kind = view.hw === "custom" ? view.hw_kind : device?.kind;
     adv.slot.disabled = kind !== "gpu";
+    // System RAM holds offloaded weights beside discrete cards; elsewhere the device's memory is all.
+    adv.ram.disabled = kind !== "gpu";
     // Only a CPU device runs the model on its cores (llama.cpp -t); GPUs and Macs ignore it.
     adv.threads.disabled = kind !== "cpu";
     // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
