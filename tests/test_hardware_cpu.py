@@ -31,6 +31,12 @@ SOURCED = [
     ("intel-core-i7-1185g7", 68.27, 0.384, 4, 8),  # 128-bit LPDDR4x-4267; 4 x 3.0 x 32
     ("intel-core-i5-13600k", 89.6, 1.0048, 14, 20),  # 2ch DDR5-5600; 6P x 3.5 x 32 + 8E x 2.6 x 16
     ("amd-epyc-9654", 460.8, 7.3728, 96, 192),  # 12ch DDR5-4800; 96 x 2.4 GHz base x 32
+    ("amd-epyc-9355", 614.4, 7.2704, 32, 64),  # 12ch DDR5-6400; 32 x 3.55 x 64 (Zen 5)
+    ("aws-graviton3", 307.2, 5.3248, 64, 64),  # 8ch DDR5-4800; 64 x 2.6 x 32 (two 256-bit SVE)
+    ("raspberry-pi-4", 12.8, 0.1152, 4, 4),  # 32-bit LPDDR4-3200; 4 x 1.8 x 16
+    ("intel-core-i7-13700k", 89.6, 1.1904, 16, 24),  # 2ch DDR5-5600; 8P x 3.4 x 32 + 8E x 2.5 x 16
+    ("intel-xeon-e5-2699-v4", 76.8, 1.5488, 22, 44),  # 4ch DDR4-2400; 22 x 2.2 x 32
+    ("amd-ryzen-threadripper-pro-7985wx", 332.8, 6.5536, 64, 128),  # 8ch DDR5-5200; 64 x 3.2 x 32
 ]
 
 
