@@ -50,6 +50,21 @@ def test_search_narrows_the_picker_and_enter_picks(app):
     page.fill("#hardware-search", "")
 
 
+def test_search_ranks_the_named_model_first_and_enter_picks_it(app):
+    """'deepseek r1' names DeepSeek R1 (671B) itself; the R1 distills only start with those words,
+    so they come after it, and Enter picks it (issue 14)."""
+    page, _log, _console = app
+    show(page)
+    page.fill("#model-search", "deepseek r1")
+    values = page.eval_on_selector_all('[data-testid="model-select"] option', "els => els.map(e => e.value)")
+    assert values[0] == "deepseek-r1"
+    assert {"deepseek-r1-distill-qwen-1.5b", "deepseek-r1-distill-llama-70b"} <= set(values)
+    page.press("#model-search", "Enter")
+    page.wait_for_function("() => location.search.includes('model=deepseek-r1') && !location.search.includes('model=deepseek-r1-')")
+    assert_numbers_are_the_engines(page)
+    page.fill("#model-search", "")
+
+
 def test_the_picked_device_and_model_link_to_their_sources(app):
     """The notes under the pickers link to the entries of catalog.html, which exist and show."""
     page, _log, _console = app

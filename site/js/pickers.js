@@ -3,18 +3,29 @@
 // The picker is a native <select> (the best picker on phones, and fully keyboard and screen-reader
 // accessible) with a search box that narrows its options; each option carries the mark of the
 // current set-up ("fits", "offload", "won't run"), computed in the background by the engine.
+// While a search is typed the matches are listed best first: the name itself, then names that
+// start with the query, then names whose words start with the query's words, then the other
+// names and aliases that contain it; fewer words first within a rank. Enter picks the first.
 
 import { el } from "./dom.js";
 
 export const FIT_MARK = { fits: "fits", offload: "offload", no: "won't run", error: "n/a" };
+
+/** A rank worse than any match. */
+const NO_RANK = 99;
+
+/** Lower case, words of letters, digits and dots (so "R1-Distill" is "r1 distill", "1.5B" stays). */
+const normalise = (text) => String(text).toLowerCase().replace(/[^a-z0-9.]+/g, " ").trim();
 
 export class Picker {
   /**
    * items: catalog entries; groupOf/valueOf/labelOf/searchText: functions of an item;
    * extras: [[value, label, group]] options kept whatever the search (e.g. "custom").
    */
-  constructor({ select, search, items, groupOf, valueOf, labelOf, searchText, extras = [] }) {
-    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf, searchText, extras });
+  constructor({ select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, extras = [] }) {
+    // An item's name: the label up to its first " · " detail unless given.
+    nameOf ??= (item) => labelOf(item).split(" · ")[0];
+    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, extras });
     this.marks = {};
     this.query = "";
     this.byValue = new Map(items.map((item) => [valueOf(item), item]));
@@ -42,7 +53,31 @@ export class Picker {
   matches(item) {
     if (!this.query || !item) return true;
     const text = this.searchText(item).toLowerCase();
-    return this.query.split(/\s+/).every((word) => text.includes(word));
+    return this.query.split(/\s+/).every((word) => text.includes(word)) || this.rank(item) < NO_RANK;
+  }
+
+  /** How well the query names ``item``: 0 best; NO_RANK when it does not. */
+  rank(item) {
+    const query = normalise(this.query);
+    if (!query || !item) return NO_RANK;
+    const name = normalise(this.nameOf(item));
+    if (name === query) return 0;
+    if (name.startsWith(query)) return 1;
+    const words = query.split(" ");
+    const prefixes = (text) => { const have = text.split(" "); return words.every((w) => have.some((h) => h.startsWith(w))); };
+    if (prefixes(name)) return 2;
+    if (prefixes(normalise(this.searchText(item)))) return 3;
+    const text = this.searchText(item).toLowerCase();
+    return this.query.split(/\s+/).every((word) => text.includes(word)) ? 4 : NO_RANK;
+  }
+
+  /** The matches of the query, best first (stable within a rank: fewer name words first). */
+  ranked() {
+    return this.items
+      .map((item, index) => ({ item, index, rank: this.rank(item), words: normalise(this.nameOf(item)).split(" ").length }))
+      .filter((entry) => entry.rank < NO_RANK)
+      .sort((a, b) => a.rank - b.rank || a.words - b.words || a.index - b.index)
+      .map((entry) => entry.item);
   }
 
   optionLabel(item) {
@@ -53,8 +88,14 @@ export class Picker {
   render() {
     const selected = this.select.value;
     const groups = new Map();
-    for (const item of this.items) {
-      if (!this.matches(item) && this.valueOf(item) !== selected) continue;
+    if (this.query) {
+      // Best first, in one list; the current choice stays reachable after the matches.
+      const best = this.ranked();
+      groups.set("Best matches", best);
+      const current = this.byValue.get(selected);
+      if (current && !best.includes(current)) groups.set("Current choice", [current]);
+    }
+    for (const item of this.query ? [] : this.items) {
       const name = this.groupOf(item);
       if (!groups.has(name)) groups.set(name, []);
       groups.get(name).push(item);
@@ -99,7 +140,8 @@ export class Picker {
   onSearchKey(event) {
     if (event.key === "Enter") {
       event.preventDefault();
-      const first = [...this.select.options].find((option) => this.matches(this.byValue.get(option.value)) && this.byValue.has(option.value));
+      const first = this.query ? this.ranked()[0] && this.select.querySelector(`option[value="${CSS.escape(this.valueOf(this.ranked()[0]))}"]`)
+        : [...this.select.options].find((option) => this.byValue.has(option.value));
       if (first && first.value !== this.select.value) {
         this.select.value = first.value;
         this.select.dispatchEvent(new Event("change", { bubbles: true }));
