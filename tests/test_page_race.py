@@ -157,6 +157,7 @@ def test_an_offload_headline_names_the_system_ram_assumed_which_is_an_input(app)
 def test_a_reasoning_models_visible_ttft_exceeds_the_ttft_by_the_thinking_time(app):
     page, _log, _console = app
     plain = show(page, query(hw="rtx-5090", prompt=20))
+    assert not page.is_visible('[data-testid="visible-ttft"]') and "whole answer after" in page.inner_text("#wait-line")
     assert float(page.get_attribute('[data-testid="visible-ttft"]', "data-value")) == pytest.approx(float(page.get_attribute('[data-testid="ttft"]', "data-value")))
     assert estimate_view(plain)["estimate"]["visible_ttft_s"] == estimate_view(plain)["estimate"]["ttft_s"]
     view = show(page, query(hw="rtx-5090", model="qwen3-8b", think=300, prompt=20))
@@ -167,8 +168,9 @@ def test_a_reasoning_models_visible_ttft_exceeds_the_ttft_by_the_thinking_time(a
     assert ttft == pytest.approx(e["ttft_s"], rel=1e-9) and visible == pytest.approx(e["visible_ttft_s"], rel=1e-9)
     thinking = arrivals[300] - arrivals[0]
     assert thinking > 0 and visible - ttft == pytest.approx(thinking, rel=1e-3)
-    headline = page.inner_text("#wait-line")
-    assert "answer visible after" in headline and "whole answer after" in headline
+    headline = page.inner_text('[data-panel="results"] .metrics')
+    assert "Answer visible after".upper() in headline.upper() and "whole answer after" in headline
+    assert page.is_visible('[data-testid="visible-ttft"]')
     # The stream agrees: the first visible token arrives after the visible TTFT.
     page.evaluate(RECORD_STREAM)
     clicked = page.evaluate(CLICK_RUN)
@@ -179,4 +181,27 @@ def test_a_reasoning_models_visible_ttft_exceeds_the_ttft_by_the_thinking_time(a
     assert visible - 0.02 <= (first_visible - clicked) / 1000 <= visible + 0.15
     waits = page.locator('[data-testid="verdicts"] li.verdict-wait')
     assert waits.count() == 2
+    show(page, "")
+
+
+def test_lanes_sit_side_by_side_on_a_desktop_and_two_across_on_a_phone(app):
+    page, _log, _console = app
+    show(page, query(prompt=20, lane1="rtx-3090*****1", lane2=M3_ULTRA))
+    page.wait_for_function(LANES_READY)
+
+    def boxes():
+        return [_lane(page, i).bounding_box() for i in range(3)]
+
+    try:
+        desktop = boxes()
+        assert len({round(b["y"]) for b in desktop}) == 1, desktop
+        assert desktop[0]["x"] < desktop[1]["x"] < desktop[2]["x"]
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(200)
+        phone = boxes()
+        assert round(phone[0]["y"]) == round(phone[1]["y"]) and phone[0]["x"] < phone[1]["x"], phone
+        assert phone[2]["y"] > phone[0]["y"]
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
     show(page, "")

@@ -28,7 +28,8 @@ export class ResultsPanel {
       ttftUnit: q("#ttft-unit"),
       visibleTtft: q('[data-testid="visible-ttft"]'),
       waitVisible: q("#wait-visible"),
-      waitTotal: q("#wait-total"),
+      waitTotal: q("#wait-line"),
+      ttftLabel: q("#ttft-label"),
       fit: q('[data-testid="fit"]'),
       memorySummary: q("#memory-summary"),
       membar: q("#membar"),
@@ -51,14 +52,18 @@ export class ResultsPanel {
     const e = result.estimate;
     const r = result.request;
     const runs = e.fit !== "no";
-    ui.ttftUnit.textContent = `for ${fmt.tokens(r.prompt_tokens)} prompt tokens${r.depth ? ` after ${fmt.tokens(r.depth)}` : ""}`;
+    const prompt = `${fmt.tokens(r.prompt_tokens)} prompt tokens${r.depth ? ` after ${fmt.tokens(r.depth)}` : ""}`;
+    // The waits people feel: a reasoning model's answer shows only after it has thought, so that
+    // wait is the headline figure and the (hidden) first token the small one.
+    const thinks = runs && e.visible_ttft_s > e.ttft_s;
+    ui.ttftLabel.textContent = thinks ? "Answer visible after" : "First token";
+    ui.ttft.classList.toggle("metric-minor", thinks);
+    ui.ttftUnit.textContent = thinks ? `first (hidden) token, for ${prompt}` : `for ${prompt}`;
     if (runs) {
       setMetric(ui.decode, e.decode_tps, fmt.rate(e.decode_tps));
       ui.decodeRange.textContent = `likely ${fmt.rate(e.decode_tps_low)}–${fmt.rate(e.decode_tps_high)}`;
       setMetric(ui.prefill, e.prefill_tps, fmt.rate(e.prefill_tps));
       setMetric(ui.ttft, e.ttft_s, fmt.duration(e.ttft_s));
-      // The waits people feel: a reasoning model's answer shows only after it has thought.
-      const thinks = e.visible_ttft_s > e.ttft_s;
       setMetric(ui.visibleTtft, e.visible_ttft_s, fmt.duration(e.visible_ttft_s));
       ui.waitVisible.hidden = !thinks;
       ui.waitTotal.textContent = `whole answer after ${fmt.duration(e.total_s)}`;
@@ -102,6 +107,8 @@ export class ResultsPanel {
     for (const element of this.metrics) setMetric(element, null, "…");
     this.ui.waitVisible.hidden = true;
     this.ui.waitTotal.textContent = "";
+    this.ui.ttftLabel.textContent = "First token";
+    this.ui.ttft.classList.remove("metric-minor");
     this.ui.decodeRange.textContent = message;
     this.ui.memorySummary.textContent = "";
   }
