@@ -105,4 +105,5 @@ def test_safari_apple_gpu_suggests_nothing(stubbed):
     assert "Apple GPU" in state["text"]
     assert page.locator(".detected-choices button").count() == 0
     assert page.input_value('[data-testid="hardware-select"]') == DEFAULT_VIEW["hw"]
-    assert "every Mac" in page.inner_text("#detected summary")
+    assert "not detected" in page.inner_text("#detected summary")
+    assert "every Mac" in page.text_content("#detected .detected-why")

@@ -162,7 +162,8 @@ def _reported(signals: dict) -> str:
     if gpu:
         parts.append(f"WebGPU adapter “{gpu}”")
     if signals["cores"]:
-        parts.append(f"{signals['cores']:g} logical cores")
+        # Safari reports a clamped count (4 or 8), not the machine's.
+        parts.append(f"{signals['cores']:g} logical cores" + (" (Safari's clamped figure)" if signals["renderer"] == "Apple GPU" else ""))
     if signals["memory_gb"]:
         parts.append(f"RAM reported as {signals['memory_gb']:g} GB (a rounded bucket, capped)")
     platform = " ".join(x for x in (signals["platform"], signals["architecture"]) if x)

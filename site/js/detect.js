@@ -95,10 +95,12 @@ export class ThisComputer {
     this.result = null;
     this.signals = readSignals();
     this.hook = el("span", { "data-testid": "detected-device", dataset: { value: "unknown", confidence: "low", state: "reading" } }, "reading what the browser reports…");
-    this.why = el("span", { class: "detected-why" });
+    this.headline = el("span", { class: "detected-headline" }, "reading…");
+    this.why = el("p", { class: "detected-why" });
     this.choices = el("span", { class: "detected-choices" });
     this.box = el("details", { class: "detected field-note", id: "detected" },
-      el("summary", {}, el("span", { class: "detected-label" }, "This computer: "), this.why),
+      el("summary", {}, el("span", { class: "detected-label" }, "This computer: "), this.headline),
+      this.why,
       el("p", {}, "What the browser reports (nothing leaves this page): ", this.hook));
     this.line = el("div", { class: "detected-line" }, this.box, this.choices);
     anchor.after(this.line);
@@ -112,7 +114,7 @@ export class ThisComputer {
       this.result = await this.app.jobs.now("detect_device", signals);
     } catch (error) {
       this.hook.dataset.state = "failed";
-      this.why.textContent = `could not be detected (${error.message}).`;
+      this.headline.textContent = `not detected (${error.message}).`;
       return null;
     }
     this.show(this.result);
@@ -134,14 +136,13 @@ export class ThisComputer {
     hook.dataset.confidence = result.confidence;
     hook.dataset.state = "done";
     hook.textContent = result.reported;
-    const notes = result.notes.length ? ` ${result.notes.join(" ")}` : "";
-    this.box.title = result.why;
+    this.why.textContent = [result.why, ...result.notes].join(" ");
     if (result.confidence === "low") {
-      this.why.textContent = `not detected. ${result.why}${notes} Choose it in the picker.`;
+      this.headline.textContent = "not detected; choose it in the picker.";
       this.choices.replaceChildren();
       return;
     }
-    this.why.textContent = `${result.confidence === "high" ? this.name(result.id) : `${result.device}, which one?`} ${result.why}${notes}`;
+    this.headline.textContent = result.confidence === "high" ? `${this.name(result.id)}${result.notes.length ? " (see the note)" : ""}` : `${result.device}, which one?`;
     this.choices.replaceChildren(
       ...result.variants.map((id) =>
         el("button", {
