@@ -62,7 +62,7 @@ def valid_value(key: str):
         return st.sampled_from(["", "rtx-3090****", "**Q8_0", "apple-m4-max-40c-128gb*qwen3-8b***mtp", "a*b*c*d*e*f", "nope*nope"])
     ids = {"hardware": ["rtx-4090", "rtx-3090", "custom", "apple-m4-max-40c-128gb", "nope"], "model": ["llama-3.1-8b", "qwen3-8b", "qwen3-30b-a3b", "custom", "nope"],
            "quant": ["Q4_K_M", "Q8_0", "F16", "MXFP4", "nope"], "engine": ["", "llama-cpp", "vllm", "nope"], "answer": ["chat", "code", "document", "nope"],
-           "draft": ["", "llama-3.2-1b", "nope"]}
+           "draft": ["", "llama-3.2-1b", "nope"], "device": ["", "rtx-3060", "apple-m2-pro-19c-32gb", "nope"]}
     return st.sampled_from(ids[kind])
 
 

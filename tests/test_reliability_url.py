@@ -56,6 +56,7 @@ def catalog_ids() -> dict[str, list[str]]:
         "engine": ["", *(e["id"] for e in list_catalog("engines"))],
         "answer": list(answers()),
         "draft": ["", *(m["id"] for m in list_catalog("models"))],
+        "device": ["", *(d["id"] for d in list_catalog("hardware"))],
     }
 
 

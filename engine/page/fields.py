@@ -66,6 +66,7 @@ VIEW_FIELDS = {
     "hw_isa": {"default": "avx2", "kind": "choice", "choices": ["avx2", "avx-vnni", "avx512", "avx512-vnni", "amx", "neon", "dotprod", "i8mm", "sve"], "doc": "custom CPU: the vector/matrix instructions its kernels can use"},
     "hw_bwm": {"default": "peak", "kind": "choice", "choices": ["peak", "measured"], "doc": "custom hardware: the bandwidth is the spec sheet's peak or measured (STREAM, Intel MLC)"},
     "cfg": {"default": "", "kind": "json", "max_length": 20_000, "doc": "custom model: its config.json"},
+    "me": {"default": "", "kind": "device", "doc": "this computer: its device, detected by the page or confirmed (empty = not known); the race and the headline compare with it"},
     "lane1": {"default": "", **_LANE, "doc": "race lane 2: hw*model*quant*engine*spec*gpus (empty part = as above)"},
     "lane2": {"default": "", **_LANE, "doc": "race lane 3"},
     "lane3": {"default": "", **_LANE, "doc": "race lane 4"},
@@ -82,8 +83,8 @@ def lane_gpus(raw: str) -> int | None:
         return None
     return int(raw)
 #: View kinds whose value is a catalog id (or an answer's name); which may be empty.
-ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft")
-EMPTY_ALLOWED = ("engine", "draft")
+ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft", "device")
+EMPTY_ALLOWED = ("engine", "draft", "device")
 #: Longest id or name a view may carry (catalog ids are far shorter; state.js uses the same).
 MAX_NAME_LENGTH = 200
 #: A pasted config.json nests a few levels (rope_scaling, text_config, quantization_config); a

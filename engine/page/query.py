@@ -75,6 +75,7 @@ def _ids() -> dict[str, frozenset]:
         "engine": frozenset(["", *(e["id"] for e in list_catalog("engines"))]),
         "answer": frozenset(answers()),
         "draft": models | {""},
+        "device": frozenset(["", *(d["id"] for d in list_catalog("hardware"))]),
     }
 
 

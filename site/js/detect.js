@@ -89,7 +89,7 @@ export async function readSignals() {
 }
 
 export class ThisComputer {
-  /** app: {jobs, catalog, useHardware(id)}; the box goes right after `anchor`. */
+  /** app: {jobs, catalog, useThisComputer(id)}; the box goes right after `anchor`. */
   constructor(anchor, app) {
     this.app = app;
     this.result = null;
@@ -121,11 +121,6 @@ export class ThisComputer {
     return this.result;
   }
 
-  /** The device the visitor has on this computer: detected at high confidence or confirmed. */
-  get device() {
-    return this.confirmed || (this.result?.confidence === "high" ? this.result.id : "");
-  }
-
   name(id) {
     return this.devices.get(id)?.name || id;
   }
@@ -150,8 +145,7 @@ export class ThisComputer {
           class: "chip",
           "aria-pressed": String(id === chosen),
           onclick: () => {
-            this.confirmed = id;
-            this.app.useHardware(id);
+            this.app.useThisComputer(id);
             this.show(result, id);
           },
         }, result.variants.length > 1 ? this.name(id) : `Use ${this.name(id)}`),

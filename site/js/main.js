@@ -36,6 +36,7 @@ class App {
     /** A link's state wins: detection fills only a visit whose URL names no hardware, and only
      *  until the visitor picks one. */
     this.urlNamedHardware = new URLSearchParams(location.search).has("hw");
+    this.urlNamedThisComputer = new URLSearchParams(location.search).has("me");
     this.hardwarePicked = false;
     this.detectionAsked = false;
     const header = panelRoot("header");
@@ -67,6 +68,11 @@ class App {
       setLanes: (lanes) => this.setView(Object.fromEntries(LANE_KEYS.map((key, i) => [key, lanes[i] || ""]))),
       useHardware: (id) => {
         this.setView({ hw: id });
+        this.setup.focusHardware();
+      },
+      /** The visitor says which device this computer is: it becomes the pick and the reference. */
+      useThisComputer: (id) => {
+        this.setView({ hw: id, me: id });
         this.setup.focusHardware();
       },
     };
@@ -135,11 +141,15 @@ class App {
     if (this.detectionAsked) return;
     this.detectionAsked = true;
     const result = await this.thisComputer.detect();
-    if (result?.confidence !== "high" || this.urlNamedHardware || this.hardwarePicked || this.view.hw === result.id) return;
-    this.view = { ...this.view, hw: result.id };
+    if (result?.confidence !== "high") return;
+    const patch = {};
+    if (!this.urlNamedThisComputer && !this.view.me) patch.me = result.id;
+    if (!this.urlNamedHardware && !this.hardwarePicked && this.view.hw !== result.id) patch.hw = result.id;
+    if (!Object.keys(patch).length) return;
+    this.view = { ...this.view, ...patch };
     this.showView();
     writeURL(this.view, schema);
-    announce(`This computer's GPU, ${devices.get(result.id)?.name || result.id}, is selected.`);
+    if (patch.hw) announce(`This computer's GPU, ${devices.get(result.id)?.name || result.id}, is selected.`);
   }
 
   // ------------------------------------------------------------ numbers

@@ -17,6 +17,7 @@ export function buildSchema(viewFields, catalog, answers) {
     engine: new Set(["", ...catalog.engines.map((e) => e.id)]),
     answer: new Set(Object.keys(answers)),
     draft: new Set(["", ...catalog.models.map((m) => m.id)]),
+    device: new Set(["", ...catalog.hardware.map((d) => d.id)]),
   };
   const spec = (raw) => (raw === "off" || raw === "mtp" || ids.model.has(raw) ? { ok: true, value: raw } : { ok: false, reason: "unknown" });
   const partValidators = {
