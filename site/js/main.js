@@ -9,7 +9,7 @@
 
 import { quantFor } from "./schema.js";
 import { Charts } from "./charts.js";
-import { Race, LANE_KEYS } from "./race.js";
+import { Race, LANE_KEYS, ratioText } from "./race.js";
 import { initTheme } from "./theme.js";
 import { Session } from "./session.js";
 import { readURL, shareButton, writeURL } from "./url.js";
@@ -20,7 +20,7 @@ import { PlayerPanel } from "./panels/player.js";
 import { ExplainPanel } from "./panels/explain.js";
 import { agentPanel, measurePanel, reversePanel } from "./panels/tools.js";
 import { ThisComputer } from "./detect.js";
-import { $, $$, announce } from "./dom.js";
+import { $, $$, announce, el } from "./dom.js";
 
 /** Wait this long after the last keystroke in a number field before recomputing. */
 const TYPING_DEBOUNCE_MS = 150;
@@ -70,6 +70,14 @@ class App {
         this.setView({ hw: id });
         this.setup.focusHardware();
       },
+      /** The last decode rate measured on a local server ({hw, model, quant, decode_tps}). */
+      measured: () => this.lastMeasured,
+      setMeasured: (m) => {
+        this.lastMeasured = m;
+        this.race.update();
+      },
+      /** The headline's comparison with this computer (null: none to make). */
+      showRatio: (ratio) => this.showRatio(ratio),
       /** The visitor says which device this computer is: it becomes the pick and the reference. */
       useThisComputer: (id) => {
         this.setView({ hw: id, me: id });
@@ -79,6 +87,9 @@ class App {
     this.setup = new SetupPanel(panelRoot("controls"), app);
     this.thisComputer = new ThisComputer(this.setup.ui.hardwareNote, app);
     this.results = new ResultsPanel(panelRoot("results"), (patch) => this.setView(patch));
+    this.lastMeasured = null;
+    this.decodeRatio = el("p", { class: "decode-ratio", "data-testid": "decode-ratio", "data-value": "", hidden: true });
+    this.results.ui.decodeRange.after(this.decodeRatio);
     this.player = new PlayerPanel(panelRoot("player"), () => this.current);
     this.explain = new ExplainPanel(panelRoot("explain"));
     this.charts = new Charts($$('[data-testid="chart"]', panelRoot("charts")), new URL(boot.chartURL, document.baseURI).href);
@@ -150,6 +161,14 @@ class App {
     this.showView();
     writeURL(this.view, schema);
     if (patch.hw) announce(`This computer's GPU, ${devices.get(result.id)?.name || result.id}, is selected.`);
+  }
+
+  /** "3.1x this computer" under the headline's decode speed. */
+  showRatio(ratio) {
+    const node = this.decodeRatio;
+    node.dataset.value = ratio === null ? "" : String(ratio);
+    node.textContent = ratio === null ? "" : `${ratioText(ratio)} (${devices.get(this.view.me)?.name || this.view.me}, predicted)`;
+    node.hidden = ratio === null;
   }
 
   // ------------------------------------------------------------ numbers

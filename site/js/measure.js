@@ -633,6 +633,8 @@ export class Measure {
       ui.share.hidden = !csv;
     }
     this.last = { found, measured: m, resolved };
+    const rate = own.decode_tps || m.decode_tps;
+    if (model && rate && view.hw !== "custom") this.app.setMeasured?.({ hw: view.hw, model: model.id, quant: resolved.quant, decode_tps: rate });
     announce(`Measured ${fmt.rate(m.decode_tps)} tokens per second, ${fmt.duration(m.ttft_s)} to the first token.`);
   }
 

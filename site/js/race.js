@@ -28,6 +28,13 @@ function selectFor(label, options, value, onChange, testid) {
   return el("label", { class: "lane-field" }, el("span", {}, label), select);
 }
 
+/** "3.1x this computer": a speed over this computer's, as the race and the headline say it. */
+export function ratioText(ratio) {
+  if (!(ratio > 0) || !Number.isFinite(ratio)) return "";
+  if (Math.abs(ratio - 1) < 0.005) return "as fast as this computer";
+  return `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(1)}x this computer`;
+}
+
 /** "2× RTX 3090": a lane's device as the finish line names it. */
 function deviceName(e) {
   const name = e.hardware.name.replace(/^(NVIDIA GeForce|NVIDIA|AMD Radeon|AMD|Apple|Intel Arc|Intel) /, "");
@@ -45,6 +52,9 @@ export class Race {
     this.seq = 0;
     this.devices = new Map(app.catalog.hardware.map((d) => [d.id, d]));
     addButton.addEventListener("click", () => this.addLane());
+    // This computer (view field me) races as a lane of its own, one click away.
+    this.thisButton = el("button", { type: "button", class: "chip", "data-testid": "add-this-computer", hidden: true, onclick: () => this.addThisComputer() }, "Race this computer");
+    addButton.after(this.thisButton);
     runButton.addEventListener("click", () => this.run());
   }
 
@@ -64,6 +74,24 @@ export class Race {
     this.app.setLanes([...lanes, parts.join(LANE_SEPARATOR)]);
     announce(`Lane ${lanes.length + 2} added.`);
     requestAnimationFrame(() => this.container.querySelector(`[data-lane="${lanes.length + 1}"] select`)?.focus());
+  }
+
+  /** A lane running this computer's device with the main set-up's model. */
+  addThisComputer() {
+    const { me } = this.app.getView();
+    const lanes = this.lanes();
+    if (!me || lanes.length >= LANE_KEYS.length) return;
+    const parts = LANE_PARTS.map((part) => (part === "hw" ? me : part === "gpus" ? "1" : ""));
+    this.app.setLanes([...lanes, parts.join(LANE_SEPARATOR)]);
+    announce(`This computer added as lane ${lanes.length + 2}.`);
+  }
+
+  /** Which lane is this computer: the main set-up if it runs this computer's device on one unit,
+   *  else the first lane that does; -1 if none. */
+  thisComputerLane(views) {
+    const me = views[0].me;
+    if (!me) return -1;
+    return views.findIndex((view) => view.hw === me && Number(view.gpus || 1) === 1);
   }
 
   removeLane(index) {
@@ -122,6 +150,44 @@ export class Race {
     }
     this.runButton.disabled = this.runnable().length === 0 || lanes.length === 0;
     this.showSummary();
+    await this.showRatios(main, lanes, seq);
+  }
+
+  /** Each lane's decode over this computer's (lane-ratio), and the headline's. This computer's
+   *  rate is its lane's, else computed as a lane of its own with the main set-up's model. */
+  async showRatios(main, lanes, seq) {
+    const views = this.views();
+    const own = this.thisComputerLane(views);
+    this.thisButton.hidden = !main.me || own >= 0 || lanes.length >= LANE_KEYS.length;
+    let reference = own >= 0 ? this.results.get(own) : null;
+    if (!reference && main.me) {
+      const parts = LANE_PARTS.map((part) => (part === "hw" ? main.me : part === "gpus" ? "1" : ""));
+      try {
+        reference = await this.app.jobs.later("lane", { view: main, lane: parts.join(LANE_SEPARATOR) });
+      } catch {
+        reference = null;
+      }
+      if (seq !== this.seq) return;
+    }
+    const base = reference && reference.estimate.fit !== "no" ? reference.estimate.decode_tps : null;
+    for (let i = 0; i < views.length; i++) {
+      const node = this.laneElement(i)?.querySelector('[data-testid="lane-ratio"]');
+      const reply = this.results.get(i);
+      const runs = reply && reply.estimate.fit !== "no";
+      const ratio = base && runs ? reply.estimate.decode_tps / base : null;
+      if (!node) continue;
+      node.dataset.value = ratio === null ? "" : String(ratio);
+      node.textContent = i === own ? "this computer" : ratio === null ? "" : ratioText(ratio);
+      node.hidden = ratio === null;
+      const measured = this.laneElement(i).querySelector('[data-testid="lane-measured"]');
+      const m = this.app.measured?.();
+      const match = m && reply && reply.view && m.hw === reply.view.hw && m.model === reply.view.model && m.quant === reply.view.quant && i === own;
+      measured.hidden = !match;
+      measured.dataset.value = match ? String(m.decode_tps) : "";
+      measured.textContent = match ? `measured ${fmt.rate(m.decode_tps)} tok/s` : "";
+    }
+    const mainReply = this.results.get(0);
+    this.app.showRatio?.(base && mainReply && mainReply.estimate.fit !== "no" && own !== 0 ? mainReply.estimate.decode_tps / base : null);
   }
 
   /** Lanes that can load: [index, reply]. */
@@ -141,8 +207,9 @@ export class Race {
     const engineOptions = () => [el("option", { value: "" }, "usual engine"), ...catalog.engines.map((e) => el("option", { value: e.id }, e.name))];
     const specOptions = () => [el("option", { value: "off" }, "no speculation"), el("option", { value: "mtp" }, "MTP head"), el("optgroup", { label: "Draft model" }, catalog.models.filter((m) => m.params_b <= 8).map((m) => el("option", { value: m.id }, `draft: ${m.name}`)))];
     const gpuOptions = () => GPU_COUNTS.map((n) => el("option", { value: String(n) }, n === 1 ? "1 device" : `${n} cards`));
+    const own = this.thisComputerLane(views);
     const lanes = views.map((view, index) => {
-      const title = index === 0 ? "Your setup" : `Lane ${index + 1}`;
+      const title = index === own ? (index === 0 ? "Your setup: this computer" : `Lane ${index + 1}: this computer`) : index === 0 ? "Your setup" : `Lane ${index + 1}`;
       let controls = el("p", { class: "lane-summary" }, "As chosen above.");
       if (index > 0) {
         const gpus = selectFor("GPUs", gpuOptions(), view.gpus, (v) => this.setPart(index, "gpus", v), "lane-gpus");
@@ -160,7 +227,7 @@ export class Race {
       }
       return el(
         "article",
-        { class: "lane", "data-testid": "lane", dataset: { lane: index }, "aria-label": title },
+        { class: "lane", "data-testid": "lane", dataset: { lane: index, thisComputer: String(index === own) }, "aria-label": title },
         el("header", { class: "lane-head" }, el("h3", {}, title), index === 0 ? null : el("button", { type: "button", class: "chip remove", "aria-label": `Remove lane ${index + 1}`, onclick: () => this.removeLane(index) }, "Remove")),
         controls,
         el("p", { class: "lane-name" }, ""),
@@ -169,7 +236,9 @@ export class Race {
           el("span", { "data-testid": "lane-decode", "data-value": "" }, el("b", { "data-testid": "decode-tps", "data-value": "" }, "…"), " tok/s"),
           el("span", {}, el("b", { "data-testid": "ttft", "data-value": "" }, "…"), " to first token"),
           el("span", { class: "lane-visible", hidden: true }, "answer after ", el("b", {}, "")),
-          el("span", {}, "done in ", el("b", { "data-testid": "finish", "data-value": "" }, "…"))),
+          el("span", {}, "done in ", el("b", { "data-testid": "finish", "data-value": "" }, "…")),
+          el("span", { class: "lane-ratio", "data-testid": "lane-ratio", "data-value": "", hidden: true }),
+          el("span", { class: "lane-measured", "data-testid": "lane-measured", "data-value": "", hidden: true })),
         el("div", { class: "lane-progress", "aria-hidden": "true" }, el("span", {})),
         el("div", { class: "stream lane-stream", "data-testid": "stream", dataset: { state: "idle", tokens: "0" }, tabindex: "0", role: "region", "aria-label": `${title}: the streamed answer` }, el("div", { class: "stream-status" }, STATE_TEXT.idle), el("div", { class: "stream-text" })),
       );

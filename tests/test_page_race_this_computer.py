@@ -1,0 +1,50 @@
+"""This computer as the reference of the race (issue 19): a lane running this computer's device
+(view field me) is labelled so, every lane's lane-ratio is its decode over this computer's, and the
+headline says the same; expected values come from the engine in CPython."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.page.lanes import estimate_lane
+from engine.page.view import estimate_view
+from pagekit import query, settle, show
+
+pytestmark = pytest.mark.browser
+
+RATIOS_READY = "() => { const r = [...document.querySelectorAll('[data-testid=\"lane\"] [data-testid=\"lane-ratio\"]')]; return r.length > 0 && r.every(n => n.dataset.value !== ''); }"
+
+
+def ratios(page) -> list[dict]:
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="lane"]')].map(l => ({
+      me: l.dataset.thisComputer, title: l.querySelector('h3').textContent,
+      value: l.querySelector('[data-testid="lane-ratio"]').dataset.value, text: l.querySelector('[data-testid="lane-ratio"]').textContent }))""")
+
+
+def test_a_race_with_a_this_computer_lane_shows_each_candidates_ratio_to_it(app):
+    page, _log, _console = app
+    lanes = ["rtx-3060*****1", "rtx-5090*****1"]
+    q = query(hw="rtx-4090", me="rtx-3060", lane1=lanes[0], lane2=lanes[1])
+    try:
+        view = show(page, q)
+        page.wait_for_function(RATIOS_READY, timeout=60_000)
+        settle(page)
+        shown = ratios(page)
+        base = estimate_lane({"view": view, "lane": lanes[0]})["estimate"]["decode_tps"]
+        expected = [estimate_view(view)["estimate"]["decode_tps"] / base, 1.0, estimate_lane({"view": view, "lane": lanes[1]})["estimate"]["decode_tps"] / base]
+        assert [float(s["value"]) for s in shown] == pytest.approx(expected, rel=1e-9)
+        assert [s["me"] for s in shown] == ["false", "true", "false"]
+        assert "this computer" in shown[1]["title"]
+        assert shown[2]["text"] == f"{expected[2]:.1f}x this computer" and expected[2] > 1
+        headline = page.locator('[data-testid="decode-ratio"]')
+        assert float(headline.get_attribute("data-value")) == pytest.approx(expected[0], rel=1e-9)
+        assert f"{expected[0]:.1f}x this computer" in headline.inner_text()
+        # Without a lane of its own, this computer is still the reference, one click from racing.
+        show(page, query(hw="rtx-4090", me="rtx-3060", lane1=lanes[1]))
+        page.wait_for_function(RATIOS_READY, timeout=60_000)
+        shown = ratios(page)
+        assert float(shown[1]["value"]) == pytest.approx(expected[2], rel=1e-9)
+        assert page.locator('[data-testid="add-this-computer"]').is_visible()
+    finally:
+        show(page)
+    assert page.locator('[data-testid="decode-ratio"]').is_hidden()
