@@ -95,7 +95,7 @@ def test_a_link_naming_another_device_keeps_it_and_detection_only_suggests(stubb
     assert page.input_value('[data-testid="hardware-select"]') == "rx-7900-xtx"
     assert url_view(page)["hw"] == "rx-7900-xtx"
     suggestion = page.locator(".detected-choices button")
-    assert suggestion.count() == 1 and "RTX 3060" in suggestion.inner_text()
+    assert suggestion.count() >= 1 and suggestion.first.inner_text().endswith("RTX 3060")
 
 
 def test_safari_apple_gpu_suggests_nothing(stubbed):

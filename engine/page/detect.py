@@ -127,20 +127,43 @@ def _catalog_names() -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple(out)
 
 
+def _extra_words(device_name: str) -> dict[str, int]:
+    """Catalog device id -> how many variant words its closest name adds to ``device_name``, for
+    every entry with a name that holds all of its words and adds only variant words."""
+    wanted = _words(device_name)
+    extras: dict[str, int] = {}
+    if not wanted:
+        return extras
+    for device_id, words in _catalog_names():
+        if wanted <= words and all(VARIANT_WORD.match(w) for w in words - wanted):
+            extras[device_id] = min(extras.get(device_id, 99), len(words - wanted))
+    return extras
+
+
 def catalog_matches(device_name: str) -> list[str]:
     """The catalog devices ``device_name`` could be: every entry with a name that holds all of its
     words and adds only variant words (GPU cores, memory sizes), catalog order, the entry the
     catalog gives the bare name first."""
-    wanted = _words(device_name)
-    if not wanted:
-        return []
-    extras: dict[str, int] = {}
-    for device_id, words in _catalog_names():
-        if wanted <= words and all(VARIANT_WORD.match(w) for w in words - wanted):
-            extras[device_id] = min(extras.get(device_id, 99), len(words - wanted))
+    extras = _extra_words(device_name)
     # The entry whose own name says no more than the renderer is the catalog's choice for the
     # bare name ("Apple M2 Pro" -> its largest configuration): offered first.
     return sorted(extras, key=lambda device_id: extras[device_id] > 0)
+
+
+def names_the_card(device_name: str, matches: list[str]) -> bool:
+    """Whether a name with several catalog matches still names one card: the catalog gives the
+    bare name to one entry, and every match is a discrete GPU with the same GPU cores (versions
+    that differ in memory size only, like a rare 8 GB RTX 3060 beside the 12 GB one). A chip that
+    shares system memory (a Mac, Strix Halo) is sold in configurations: never."""
+    from ..hardware import load_hardware
+
+    devices = load_hardware()
+    first = devices[matches[0]]
+    return (
+        _extra_words(device_name).get(first.id) == 0
+        and first.gpu_cores is not None
+        and all(devices[m].kind == "gpu" and devices[m].gpu_cores == first.gpu_cores for m in matches)
+    )
 
 
 def _vendor_of(text: str) -> str:
@@ -230,7 +253,12 @@ def detect_device(args) -> dict:
         return out
     out["variants"] = matches
     out["id"] = matches[0]
-    if len(matches) > 1:
+    if len(matches) > 1 and names_the_card(parsed["device"], matches):
+        out["confidence"] = "high"
+        out["why"] = f"The browser names the GPU: {parsed['device']}."
+        others = ", ".join(devices[m].name for m in matches[1:])
+        out["notes"].append(f"The same card is also sold as {others}: if yours is that one, choose it.")
+    elif len(matches) > 1:
         out["confidence"] = "partial"
         out["why"] = f"The browser names the chip, {parsed['device']}, but not which of its {len(matches)} catalogued versions (GPU cores, memory) this is: choose yours."
     else:
