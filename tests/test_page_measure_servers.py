@@ -268,3 +268,21 @@ def test_nothing_running_says_blocked_or_not_running(own_page):
     page.wait_for_function("() => /tell the two apart|Could not reach/.test(document.querySelector('[data-testid=\"measure-status\"]').textContent)", timeout=30_000)
     text = page.inner_text('[data-testid="measure-status"]')
     assert "no server is running" in text and "blocked" in text and "OLLAMA_ORIGINS" in text and "Enable CORS" in text
+
+
+def test_the_measure_panel_opens_at_its_fragment_whatever_hides_it(own_page):
+    page = own_page
+    show(page)
+    # Hide it the ways a layout can: a closed <details> around it and a hidden section.
+    page.evaluate("""() => {
+      const panel = document.getElementById('measure');
+      const details = document.createElement('details');
+      panel.replaceWith(details);
+      details.append(panel);
+      panel.hidden = true;
+      window.scrollTo(0, 0);
+      location.hash = '#measure';
+    }""")
+    page.wait_for_function("() => { const r = document.getElementById('measure').getBoundingClientRect(); return r.height > 0 && r.top >= -1 && r.top < innerHeight; }", timeout=10_000)
+    assert page.locator('[data-testid="measure-run"]').is_visible()
+    page.evaluate("() => history.replaceState(null, '', location.pathname + location.search)")

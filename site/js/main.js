@@ -20,6 +20,7 @@ import { PlayerPanel } from "./panels/player.js";
 import { ExplainPanel } from "./panels/explain.js";
 import { agentPanel, measurePanel, reversePanel } from "./panels/tools.js";
 import { ThisComputer } from "./detect.js";
+import { revealFromFragment } from "./measure.js";
 import { $, $$, announce, el } from "./dom.js";
 
 /** Wait this long after the last keystroke in a number field before recomputing. */
@@ -295,6 +296,8 @@ class App {
       this.showView();
       this.applyView(this.view, 0);
     });
+    revealFromFragment();
+    window.addEventListener("hashchange", () => revealFromFragment());
     this.session.start();
   }
 }

@@ -477,6 +477,23 @@ export function shareRows({ device, model, quant, engine, measured, server, buil
 
 // ---------------------------------------------------------------- the panel
 
+/** The Measure panel is reachable at #measure: opened and scrolled into view whatever the layout
+ *  hides (a closed <details>, a hidden section or tab panel, whose tab is then selected). */
+export function revealFromFragment(ids = ["measure"]) {
+  const id = decodeURIComponent(location.hash.slice(1));
+  if (!ids.includes(id)) return;
+  const target = document.getElementById(id);
+  if (!target) return;
+  for (let node = target; node && node !== document.body; node = node.parentElement) {
+    if (node.tagName === "DETAILS") node.open = true;
+    if (node.hidden) {
+      if (node.id) document.querySelector(`[aria-controls="${CSS.escape(node.id)}"]`)?.click();
+      node.hidden = false;
+    }
+  }
+  requestAnimationFrame(() => target.scrollIntoView({ block: "start" }));
+}
+
 /** Why a request to a local server failed, honestly: a browser cannot tell "blocked" from "not
  *  running", so both are said, with what to do about each for this browser and this page. */
 export function unreachableText(bases, origin = location.origin, ua = navigator.userAgent) {

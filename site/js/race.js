@@ -330,7 +330,8 @@ export class Race {
           ? `${label(o)} finishes first, in ${fmt.duration(o.end)}`
           : `${label(o)} finishes ${fmt.duration(o.end - order[0].end)} after the ${label(order[0])}`),
     );
-    this.summary.replaceChildren(el("ol", {}, items), wont.length ? el("p", { class: "race-wont" }, `${wont.join("; ")}.`) : null);
+    // replaceChildren(null) would add the text "null": only elements go in.
+    this.summary.replaceChildren(...[el("ol", {}, items), wont.length ? el("p", { class: "race-wont" }, `${wont.join("; ")}.`) : null].filter(Boolean));
   }
 
   stop() {
