@@ -9,7 +9,8 @@
 
 import { quantFor } from "./schema.js";
 import { Charts } from "./charts.js";
-import { Race, LANE_KEYS, ratioText } from "./race.js";
+import { Race, LANE_KEYS } from "./race.js";
+import { ratioText } from "./reference.js";
 import { initTheme } from "./theme.js";
 import { Session } from "./session.js";
 import { readURL, shareButton, writeURL } from "./url.js";

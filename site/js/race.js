@@ -11,6 +11,7 @@ import * as fmt from "./format.js";
 import { shortfall, offloadNote } from "./fit.js";
 import { LANE_PARTS, LANE_SEPARATOR, laneView } from "./schema.js";
 import { play } from "./stream.js";
+import { referenceLane, showRatios, thisComputerLane } from "./reference.js";
 
 export const LANE_KEYS = ["lane1", "lane2", "lane3"];
 /** Devices offered first when a lane is added, so a new lane differs from the ones there. */
@@ -26,13 +27,6 @@ function selectFor(label, options, value, onChange, testid) {
   select.value = String(value);
   select.addEventListener("change", () => onChange(select.value));
   return el("label", { class: "lane-field" }, el("span", {}, label), select);
-}
-
-/** "3.1x this computer": a speed over this computer's, as the race and the headline say it. */
-export function ratioText(ratio) {
-  if (!(ratio > 0) || !Number.isFinite(ratio)) return "";
-  if (Math.abs(ratio - 1) < 0.005) return "as fast as this computer";
-  return `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(1)}x this computer`;
 }
 
 /** "2× RTX 3090": a lane's device as the finish line names it. */
@@ -78,20 +72,11 @@ export class Race {
 
   /** A lane running this computer's device with the main set-up's model. */
   addThisComputer() {
-    const { me } = this.app.getView();
     const lanes = this.lanes();
+    const { me } = this.app.getView();
     if (!me || lanes.length >= LANE_KEYS.length) return;
-    const parts = LANE_PARTS.map((part) => (part === "hw" ? me : part === "gpus" ? "1" : ""));
-    this.app.setLanes([...lanes, parts.join(LANE_SEPARATOR)]);
+    this.app.setLanes([...lanes, referenceLane(me)]);
     announce(`This computer added as lane ${lanes.length + 2}.`);
-  }
-
-  /** Which lane is this computer: the main set-up if it runs this computer's device on one unit,
-   *  else the first lane that does; -1 if none. */
-  thisComputerLane(views) {
-    const me = views[0].me;
-    if (!me) return -1;
-    return views.findIndex((view) => view.hw === me && Number(view.gpus || 1) === 1);
   }
 
   removeLane(index) {
@@ -150,44 +135,7 @@ export class Race {
     }
     this.runButton.disabled = this.runnable().length === 0 || lanes.length === 0;
     this.showSummary();
-    await this.showRatios(main, lanes, seq);
-  }
-
-  /** Each lane's decode over this computer's (lane-ratio), and the headline's. This computer's
-   *  rate is its lane's, else computed as a lane of its own with the main set-up's model. */
-  async showRatios(main, lanes, seq) {
-    const views = this.views();
-    const own = this.thisComputerLane(views);
-    this.thisButton.hidden = !main.me || own >= 0 || lanes.length >= LANE_KEYS.length;
-    let reference = own >= 0 ? this.results.get(own) : null;
-    if (!reference && main.me) {
-      const parts = LANE_PARTS.map((part) => (part === "hw" ? main.me : part === "gpus" ? "1" : ""));
-      try {
-        reference = await this.app.jobs.later("lane", { view: main, lane: parts.join(LANE_SEPARATOR) });
-      } catch {
-        reference = null;
-      }
-      if (seq !== this.seq) return;
-    }
-    const base = reference && reference.estimate.fit !== "no" ? reference.estimate.decode_tps : null;
-    for (let i = 0; i < views.length; i++) {
-      const node = this.laneElement(i)?.querySelector('[data-testid="lane-ratio"]');
-      const reply = this.results.get(i);
-      const runs = reply && reply.estimate.fit !== "no";
-      const ratio = base && runs ? reply.estimate.decode_tps / base : null;
-      if (!node) continue;
-      node.dataset.value = ratio === null ? "" : String(ratio);
-      node.textContent = i === own ? "this computer" : ratio === null ? "" : ratioText(ratio);
-      node.hidden = ratio === null;
-      const measured = this.laneElement(i).querySelector('[data-testid="lane-measured"]');
-      const m = this.app.measured?.();
-      const match = m && reply && reply.view && m.hw === reply.view.hw && m.model === reply.view.model && m.quant === reply.view.quant && i === own;
-      measured.hidden = !match;
-      measured.dataset.value = match ? String(m.decode_tps) : "";
-      measured.textContent = match ? `measured ${fmt.rate(m.decode_tps)} tok/s` : "";
-    }
-    const mainReply = this.results.get(0);
-    this.app.showRatio?.(base && mainReply && mainReply.estimate.fit !== "no" && own !== 0 ? mainReply.estimate.decode_tps / base : null);
+    await showRatios(this, main, seq);
   }
 
   /** Lanes that can load: [index, reply]. */
@@ -207,7 +155,7 @@ export class Race {
     const engineOptions = () => [el("option", { value: "" }, "usual engine"), ...catalog.engines.map((e) => el("option", { value: e.id }, e.name))];
     const specOptions = () => [el("option", { value: "off" }, "no speculation"), el("option", { value: "mtp" }, "MTP head"), el("optgroup", { label: "Draft model" }, catalog.models.filter((m) => m.params_b <= 8).map((m) => el("option", { value: m.id }, `draft: ${m.name}`)))];
     const gpuOptions = () => GPU_COUNTS.map((n) => el("option", { value: String(n) }, n === 1 ? "1 device" : `${n} cards`));
-    const own = this.thisComputerLane(views);
+    const own = thisComputerLane(views);
     const lanes = views.map((view, index) => {
       const title = index === own ? (index === 0 ? "Your setup: this computer" : `Lane ${index + 1}: this computer`) : index === 0 ? "Your setup" : `Lane ${index + 1}`;
       let controls = el("p", { class: "lane-summary" }, "As chosen above.");
