@@ -39,6 +39,7 @@ def _add_estimate(sub) -> None:
     p.add_argument("--depth", type=int, default=0, help="tokens already in the KV cache (0)")
     p.add_argument("--gen", type=int, default=128, help="tokens to generate (128)")
     p.add_argument("--batch", type=int, default=1, help="concurrent sequences (1)")
+    p.add_argument("--file-gb", type=float, help="the weight file's size in GB when known (a custom quant mix reads what its file holds)")
     p.add_argument("--threads", type=int, help="CPU threads of a CPU device, llama.cpp -t (default, as llama.cpp: its physical cores, the performance cores of a hybrid CPU; threads beyond the physical cores share them and slow a step down)")
     p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1); on a CPU, the sockets of one server")
     p.add_argument("--split", choices=SPLITS, default="layer", help="how several devices share the model")
@@ -93,6 +94,7 @@ def _request(args) -> dict:
         "gen_tokens": args.gen,
         "batch": args.batch,
         "threads": args.threads,
+        "file_gb": args.file_gb,
         "gpus": args.gpus,
         "split": args.split,
         "nvlink": args.nvlink,

@@ -38,6 +38,8 @@ system_ram_gib     system RAM of that platform, GiB (offloaded weights and   the
 reasoning_tokens   hidden thinking tokens before the visible answer           0
 threads            CPU threads of a cpu backend                               physical cores
 ubatch             prompt-processing micro-batch (llama.cpp ``-ub``)          512
+file_gb            the weight file's size, GB, when known (scales every       None = the format's
+                   tensor: custom mixes read what their file holds)           recipe
 nbatch             logical batch pipelined over a layer split (``-b``)       2048
 schedule           return per-token times for the page's stream               False
 =================  =========================================================  ==============
@@ -83,6 +85,7 @@ DEFAULTS = {
     "host": None,
     "system_ram_gib": None,
     "reasoning_tokens": 0,
+    "file_gb": None,
     "threads": None,
     "ubatch": 512,
     "nbatch": 2048,
@@ -160,6 +163,7 @@ class Options:
     system_ram_gib: float | None
     reasoning_tokens: int
     threads: int | None
+    file_gb: float | None
     ubatch: int
     nbatch: int
     schedule: bool
@@ -205,6 +209,7 @@ def parse_options(request: dict) -> Options:
         system_ram_gib=_float_field(merged, "system_ram_gib", 1.0, MAX_SYSTEM_RAM_GIB),
         reasoning_tokens=_int_field(merged, "reasoning_tokens", 0, MAX_TOKENS),
         threads=None if merged["threads"] is None else _int_field(merged, "threads", 1, 1024),
+        file_gb=_float_field(merged, "file_gb", 0.01, 100_000),
         ubatch=_int_field(merged, "ubatch", 1, 65536),
         nbatch=_int_field(merged, "nbatch", 1, 1_000_000),
         schedule=_bool_field(merged, "schedule"),

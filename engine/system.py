@@ -26,7 +26,7 @@ from .quant import KV_TYPES, QuantFormat, kv_bytes_per_element, parse_quant
 from .request import Options, parse_options
 from .resolve import resolve
 from .roofline import default_threads
-from .weights import WeightProfile, weight_profile
+from .weights import WeightProfile, scaled_profile, weight_profile
 
 #: System RAM of a discrete-GPU machine when the request names none: a desktop with dual-channel
 #: DDR5 (the platform most people put a gaming card in).
@@ -308,7 +308,10 @@ class System:
 
     @cached_property
     def profile(self) -> WeightProfile:
-        return weight_profile(self.arch, self.quant)
+        profile = weight_profile(self.arch, self.quant)
+        if self.options.file_gb:
+            return scaled_profile(profile, self.options.file_gb * 1e9)
+        return profile
 
     @cached_property
     def cpu_threads(self) -> int:

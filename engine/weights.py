@@ -8,7 +8,7 @@ Multi-token-prediction layers are stored but not read by plain decoding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .arch import Architecture
@@ -109,6 +109,27 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         mtp_experts=mtp_experts,
         dense_codebook_params=dense_codebook,
         expert_codebook_params=expert_codebook,
+    )
+
+
+def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
+    """The profile of a file whose size is known (llama-bench prints it; a model page states it):
+    every tensor's bytes scaled by the same factor, so a custom mix (attention at Q8_0, experts at
+    IQ4_K_R4 ...) reads what its file holds rather than what the format's default recipe would.
+    Weight counts are unchanged."""
+    factor = file_bytes / profile.total if profile.total else 1.0
+    return replace(
+        profile,
+        total=profile.total * factor,
+        mtp=profile.mtp * factor,
+        dense_read=profile.dense_read * factor,
+        lookup_row=profile.lookup_row * factor,
+        experts=profile.experts * factor,
+        per_layer=tuple(b * factor for b in profile.per_layer),
+        per_layer_experts=tuple(b * factor for b in profile.per_layer_experts),
+        outside_layers=profile.outside_layers * factor,
+        head=profile.head * factor,
+        mtp_experts=profile.mtp_experts * factor,
     )
 
 

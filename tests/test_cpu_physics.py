@@ -194,3 +194,21 @@ def test_page_custom_cpu_fields_reach_the_request():
     assert spec["cpu_cores"] == 8 and spec["cpu_isa"] == "i8mm" and spec["bandwidth_measured"] is True
     gpu = custom_hardware({**DEFAULT_VIEW, "hw": "custom", "hw_kind": "gpu"})
     assert "cpu_isa" not in gpu and "cpu_cores" not in gpu
+
+
+def test_a_stated_file_size_sets_the_bytes_read():
+    """ik_llama.cpp PR 282 (2x Xeon E5-2690 v3): DeepSeek-R1 'IQ4_K_R4' is a custom mix that
+    llama-bench prints as 353.53 GiB; the rows are scored with that size (score.py reads size=)."""
+    from engine.system import build_system
+    from engine.tools.score import row_request
+
+    row = {"hardware": "Intel Xeon E5-2690 v3", "model": "DeepSeek-R1", "quant": "IQ4_K_R4", "engine": "ik_llama.cpp",
+           "backend": "cpu", "n_devices": "2", "split_mode": "unknown", "flash_attn": "1",
+           "notes": "llama-bench tg128; lb_model='deepseek2 671B IQ4_K_R4 - 4.5 bpw' size=353.53 GiB params=672.05 B; threads=48"}
+    request = row_request(row)
+    assert request["file_gb"] == pytest.approx(353.53 * 2**30 / 1e9)
+    assert request["threads"] == 48 and request["gpus"] == 2
+    system = build_system(request)
+    assert system.weight_bytes == pytest.approx(353.53 * 2**30, rel=1e-9)
+    plain = build_system({**request, "file_gb": None})
+    assert system.profile.dense_read / plain.profile.dense_read == pytest.approx(system.weight_bytes / plain.weight_bytes)

@@ -9,7 +9,7 @@ the physics alone; a row is never looked up in measured data.
 Row conditions the source states in ``notes`` are inputs of the experiment and are read from
 there: ``threads=`` (CPU threads), ``n_ubatch=`` / ``-ub`` (micro-batch), ``kv=`` / ``-ctk`` (KV
 type), ``kind=single_stream_wall`` (a server's wall rate, which includes the TTFT of
-``prompt_tokens=``). Conditions the physics does not model (a power cap, an old build) are not
+``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes). Conditions the physics does not model (a power cap, an old build) are not
 read: their rows show up as residuals, and docs/calibration.md discusses them.
 """
 
@@ -143,6 +143,10 @@ def row_request(row: dict) -> dict:
         request["slot_pcie_gen"], request["slot_pcie_lanes"] = int(slot.group(1)), int(slot.group(2))
     if re.search(r"\bno NVLink\b", notes):
         request["nvlink"] = False
+    # llama-bench prints the model file's size: custom mixes read what their file holds.
+    size = re.search(r"\bsize=(\d+(?:\.\d+)?) ([GM])iB", notes)
+    if size:
+        request["file_gb"] = float(size.group(1)) * (2**30 if size.group(2) == "G" else 2**20) / 1e9
     nbatch = _note(notes, r"\bn_batch=(\d+)")
     if nbatch:
         request["nbatch"] = int(nbatch)
