@@ -28,6 +28,7 @@ import zipfile
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data"
@@ -107,8 +108,14 @@ def validate_catalogs() -> dict:
 
 
 def page_catalog(catalogs: dict) -> dict:
-    """The catalogs as the page needs them (PAGE_FIELDS only)."""
-    return {kind: [{key: entry[key] for key in PAGE_FIELDS[kind]} for entry in entries] for kind, entries in catalogs.items()}
+    """The catalogs as the page needs them (PAGE_FIELDS only); each model also names the quant
+    the page switches to when the current one is not published for it (explore.py quant_for)."""
+    from engine.page.explore import quant_for
+
+    page = {kind: [{key: entry[key] for key in PAGE_FIELDS[kind]} for entry in entries] for kind, entries in catalogs.items()}
+    for model in page["models"]:
+        model["quant"] = quant_for(model["id"], "")
+    return page
 
 
 def copy_pyodide_runtime(out: Path, version: str) -> str:
@@ -232,11 +239,27 @@ def initial_view() -> dict:
     return {"view": DEFAULT_VIEW, **estimate_view(DEFAULT_VIEW)}
 
 
+def url_limits() -> dict:
+    """The limits of the page's URL parser (state.js), from the engine's (engine/page/fields.py)."""
+    from engine.page.fields import URL_LIMITS
+
+    return URL_LIMITS
+
+
 def view_fields() -> dict:
     """The page's URL-state schema, from the engine (one definition for both sides)."""
     from engine.page.fields import VIEW_FIELDS
 
     return VIEW_FIELDS
+
+
+def menu_options(key: str) -> markupsafe.Markup:
+    """The <option>s of a view setting's menu, in the order and wording of its ``labels``
+    (engine/page/fields.py), so the page offers exactly the choices its URL parser accepts."""
+    field = view_fields()[key]
+    return markupsafe.Markup("").join(
+        markupsafe.Markup('<option value="{}">{}</option>').format(value, label) for value, label in field["labels"].items()
+    )
 
 
 def use_cases() -> dict:
@@ -253,7 +276,8 @@ def render_page(out: Path, context: dict) -> None:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    html = environment.get_template("index.html.j2").render(**context)
+    environment.globals["options"] = menu_options
+    html = environment.get_template("index.html.j2").render(fields=view_fields(), **context)
     (out / "index.html").write_text(html, encoding="utf-8")
 
 
@@ -344,7 +368,7 @@ def build(out: Path) -> Path:
             "answers_json": json_for_script(answers),
             "initial_json": json_for_script(view),
             "view_fields_json": json_for_script(view_fields()),
-            "view_fields": view_fields(),
+            "url_limits_json": json_for_script(url_limits()),
             "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
             "chart_version": chart_version,

@@ -1,4 +1,4 @@
-"""Command line: ``python -m engine estimate|list|score|calibrate|bench``.
+"""Command line: ``python -m engine estimate|list|score|calibrate|bench|measured|schemas``.
 
 Bad input (an unknown name, a value out of range) prints one line to stderr and exits with
 status 2, never a traceback (contract.md section 1).
@@ -11,10 +11,22 @@ import json
 import sys
 
 from .errors import CatalogError, EngineInputError
-from .quant import KV_TYPES
+from .options import OPTIONS, Option, cli_help
 
-#: --split choices; llama.cpp says "row", vLLM "tensor".
-SPLITS = ("layer", "row", "tensor")
+
+def _add_option(parser, option: Option) -> None:
+    """One request option as a command-line flag (engine/options.py declares them all); a flag
+    left out stays None and the request takes the option's default."""
+    if option.type == "bool" and option.default is None:
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument(option.flag, dest=option.key, action="store_true", default=None, help=cli_help(option))
+        group.add_argument("--no-" + option.flag[2:], dest=option.key, action="store_false")
+    elif option.type == "bool":
+        parser.add_argument(option.flag, dest=option.key, action="store_true", default=None, help=cli_help(option))
+    else:
+        kind = {"int": int, "float": float}.get(option.type, str)
+        choices = option.choices if option.type == "choice" and len(option.choices) <= 3 else None
+        parser.add_argument(option.flag, dest=option.key, type=kind, choices=choices, help=cli_help(option))
 
 
 def _add_estimate(sub) -> None:
@@ -33,34 +45,9 @@ def _add_estimate(sub) -> None:
     md.add_argument("--model", help='model, e.g. "Llama-3.1-8B"')
     md.add_argument("--model-config", help="a Hugging Face config.json file (a model not in the catalog)")
     p.add_argument("--quant", required=True, help="weight format, e.g. Q4_K_M")
-    p.add_argument("--engine", help="llama.cpp, mlx-lm, vllm ... (default: the device's usual one)")
-    p.add_argument("--backend", help="cuda, metal, rocm, vulkan, sycl, cpu (default: the device's)")
-    p.add_argument("--prompt", type=int, default=512, help="prompt tokens to prefill (512)")
-    p.add_argument("--depth", type=int, default=0, help="tokens already in the KV cache (0)")
-    p.add_argument("--gen", type=int, default=128, help="tokens to generate (128)")
-    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (1)")
-    p.add_argument("--file-gb", type=float, help="the weight file's size in GB when known (a custom quant mix reads what its file holds)")
-    p.add_argument("--threads", type=int, help="CPU threads of a CPU device, llama.cpp -t (default, as llama.cpp: its physical cores, the performance cores of a hybrid CPU; threads beyond the physical cores share them and slow a step down)")
-    p.add_argument("--gpus", type=int, default=1, help="identical devices used together (1); on a CPU, the sockets of one server")
-    p.add_argument("--split", choices=SPLITS, default="layer", help="how several devices share the model")
-    p.add_argument("--nvlink", action="store_true", default=None, help="NVLink bridges are fitted between the cards")
-    p.add_argument("--slot-pcie-gen", type=int, help="PCIe generation of the slots/risers (default: the card's)")
-    p.add_argument("--slot-pcie-lanes", type=int, help="PCIe lanes of the slots/risers (default: the card's)")
-    p.add_argument("--gpu-layers", type=float, help="fraction of layers on the GPU, 0..1 (default: all that fit)")
-    p.add_argument("--expert-offload", action="store_true", help="routed experts in system RAM (--n-cpu-moe)")
-    p.add_argument("--kv-quant", default="f16", help=f"KV cache type: {', '.join(KV_TYPES)} (f16)")
-    fa = p.add_mutually_exclusive_group()
-    fa.add_argument("--flash-attn", dest="flash_attn", action="store_true", default=None)
-    fa.add_argument("--no-flash-attn", dest="flash_attn", action="store_false")
-    p.add_argument("--prefix-cached", type=int, default=0, help="prompt tokens already in the prompt cache")
-    p.add_argument("--draft", help="draft model for speculative decoding")
-    p.add_argument("--mtp", action="store_true", help="use the model's multi-token-prediction head")
-    p.add_argument("--draft-tokens", type=int, default=4, help="tokens drafted per cycle (4)")
-    p.add_argument("--acceptance", type=float, help="per-token acceptance of drafted tokens (0..1)")
-    p.add_argument("--workload", choices=("code", "chat", "creative"), default="chat")
-    p.add_argument("--host", help="CPU platform whose RAM holds offloaded weights")
-    p.add_argument("--system-ram", type=float, help="GiB of system RAM next to discrete GPUs, for offloaded weights (default: the host's, 64)")
-    p.add_argument("--reasoning", type=int, default=0, help="hidden reasoning tokens before the answer")
+    for option in OPTIONS:
+        if option.flag:
+            _add_option(p, option)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -83,37 +70,7 @@ def _request(args) -> dict:
         except OSError as exc:
             raise EngineInputError(f"cannot read {args.model_config}: {exc.strerror or exc}") from exc
         model = {"config": _json_argument(text, args.model_config), "name": args.model_config}
-    return {
-        "hardware": hardware,
-        "model": model,
-        "quant": args.quant,
-        "engine": args.engine,
-        "backend": args.backend,
-        "prompt_tokens": args.prompt,
-        "depth": args.depth,
-        "gen_tokens": args.gen,
-        "batch": args.batch,
-        "threads": args.threads,
-        "file_gb": args.file_gb,
-        "gpus": args.gpus,
-        "split": args.split,
-        "nvlink": args.nvlink,
-        "slot_pcie_gen": args.slot_pcie_gen,
-        "slot_pcie_lanes": args.slot_pcie_lanes,
-        "gpu_layers": args.gpu_layers,
-        "expert_offload": args.expert_offload,
-        "kv_quant": args.kv_quant,
-        "flash_attn": args.flash_attn,
-        "prefix_cached": args.prefix_cached,
-        "draft": args.draft,
-        "mtp": args.mtp,
-        "draft_tokens": args.draft_tokens,
-        "acceptance": args.acceptance,
-        "workload": args.workload,
-        "host": args.host,
-        "system_ram_gib": args.system_ram,
-        "reasoning_tokens": args.reasoning,
-    }
+    return {"hardware": hardware, "model": model, "quant": args.quant, **{o.key: getattr(args, o.key) for o in OPTIONS if o.flag}}
 
 
 def _print_estimate(result: dict) -> None:

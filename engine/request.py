@@ -1,99 +1,21 @@
-"""An estimate request: plain data in, a validated :class:`Setup` out.
+"""An estimate request: plain data in, validated :class:`Options` out.
 
-The request is a dict (from the CLI, a test, or the page's worker) with these keys; every one but
-the first three is optional:
-
-=================  =========================================================  ==============
-key                meaning                                                    default
-=================  =========================================================  ==============
-hardware           catalog name/alias, or a dict of custom specs              required
-model              catalog name/alias, or ``{"config": <config.json>}``      required
-quant              weight format name (``Q4_K_M``, ``MLX-4bit`` ...)          required
-engine             ``llama.cpp``, ``mlx-lm``, ``vllm`` ...                    the device's
-backend            ``cuda``, ``metal``, ``rocm``, ``vulkan``, ``sycl``,       the device's
-                   ``cpu``
-prompt_tokens      tokens to prefill                                          512
-depth              tokens already in the KV cache before the prompt          0
-gen_tokens         tokens to generate                                         128
-batch              concurrent sequences                                       1
-gpus               identical devices used together (CPU: sockets)            1
-split              ``layer``, ``row`` or ``tensor``                           ``layer``
-nvlink             NVLink bridges fitted between the cards (bridged models)   None = built-in
-                                                                              links only
-slot_pcie_gen      PCIe generation of the slots/risers the cards sit in       the card's
-slot_pcie_lanes    PCIe lanes of those slots                                  the card's
-gpu_layers         fraction of layers on the GPU (0..1); None = all that fit  None
-expert_offload     routed experts in system RAM (llama.cpp ``--n-cpu-moe``)  False
-kv_quant           ``f16``, ``q8_0``, ``q4_0`` ...                            ``f16``
-flash_attn         bool; None = the engine's default                          None
-prefix_cached      tokens of the prompt already in the prompt cache           0
-draft              draft model name for speculative decoding                  None
-mtp                use the model's multi-token-prediction head                False
-draft_tokens       tokens the draft proposes per cycle                        4
-acceptance         per-token acceptance of drafted tokens (0..1)              by workload
-workload           ``code``, ``chat``, ``creative`` (sets the acceptance)     ``chat``
-host               CPU platform holding offloaded weights (catalog name)      see DEFAULTS
-system_ram_gib     system RAM of that platform, GiB (offloaded weights and   the host's
-                   their KV cache live there; discrete GPUs only)            (64)
-reasoning_tokens   hidden thinking tokens before the visible answer           0
-threads            CPU threads of a cpu backend                               physical cores
-ubatch             prompt-processing micro-batch (llama.cpp ``-ub``)          512
-file_gb            the weight file's size, GB, when known (scales every       None = the format's
-                   tensor: custom mixes read what their file holds)           recipe
-nbatch             logical batch pipelined over a layer split (``-b``)       2048
-schedule           return per-token times for the page's stream               False
-=================  =========================================================  ==============
+The request is a dict (from the CLI, a test, or the page's worker): ``hardware``, ``model`` and
+``quant`` are required, every other key is an option of engine/options.py ``OPTIONS`` (its type,
+default, bounds and meaning are declared there; the table below is generated from it).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 
 from .errors import EngineInputError
+from .options import MAX_NAME_LENGTH, MAX_TOKENS, OPTIONS, REQUIRED, SPLITS, WORKLOADS, Option
 
-SPLITS = ("layer", "row", "tensor")
-WORKLOADS = ("code", "chat", "creative")
+__all__ = ["DEFAULTS", "KNOWN_KEYS", "MAX_TOKENS", "REQUIRED", "SPLITS", "WORKLOADS", "Options", "parse_options"]
 
-#: Upper bounds that keep every computation finite and every answer meaningful.
-MAX_TOKENS = 10_000_000
-MAX_BATCH = 4096
-MAX_GPUS = 64
-#: Largest system RAM a request may name, GiB (an 8-socket server holds a few TiB).
-MAX_SYSTEM_RAM_GIB = 16384
-
-DEFAULTS = {
-    "prompt_tokens": 512,
-    "depth": 0,
-    "gen_tokens": 128,
-    "batch": 1,
-    "gpus": 1,
-    "split": "layer",
-    "nvlink": None,
-    "slot_pcie_gen": None,
-    "slot_pcie_lanes": None,
-    "gpu_layers": None,
-    "expert_offload": False,
-    "kv_quant": "f16",
-    "flash_attn": None,
-    "prefix_cached": 0,
-    "draft": None,
-    "mtp": False,
-    "draft_tokens": 4,
-    "acceptance": None,
-    "workload": "chat",
-    "host": None,
-    "system_ram_gib": None,
-    "reasoning_tokens": 0,
-    "file_gb": None,
-    "threads": None,
-    "ubatch": 512,
-    "nbatch": 2048,
-    "schedule": False,
-    "engine": None,
-    "backend": None,
-}
-REQUIRED = ("hardware", "model", "quant")
+DEFAULTS = {option.key: option.default for option in OPTIONS}
 KNOWN_KEYS = frozenset(DEFAULTS) | frozenset(REQUIRED)
 
 
@@ -136,37 +58,40 @@ def _choice_field(request: dict, key: str, choices: tuple[str, ...]) -> str:
     return value.lower()
 
 
-@dataclass(frozen=True)
-class Options:
-    """The numeric and switch options of a request, validated (names as in the table above)."""
+_PYTHON_TYPES = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "name": "str"}
 
-    prompt_tokens: int
-    depth: int
-    gen_tokens: int
-    batch: int
-    gpus: int
-    split: str
-    nvlink: bool | None
-    slot_pcie_gen: int | None
-    slot_pcie_lanes: int | None
-    gpu_layers: float | None
-    expert_offload: bool
-    kv_quant: str
-    flash_attn: bool | None
-    prefix_cached: int
-    draft: str | None
-    mtp: bool
-    draft_tokens: int
-    acceptance: float | None
-    workload: str
-    host: str | None
-    system_ram_gib: float | None
-    reasoning_tokens: int
-    threads: int | None
-    file_gb: float | None
-    ubatch: int
-    nbatch: int
-    schedule: bool
+#: The validated options of a request, one attribute per option of OPTIONS.
+Options = make_dataclass(
+    "Options",
+    [(o.key, _PYTHON_TYPES[o.type] + (" | None" if o.default is None else "")) for o in OPTIONS],
+    frozen=True,
+)
+Options.__module__ = __name__
+
+
+def _name_field(request: dict, key: str) -> str | None:
+    value = request[key]
+    if value is not None and (not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME_LENGTH):
+        raise EngineInputError(f"{key} must be a name, got {value!r}", field=key)
+    return value
+
+
+def _option(request: dict, option: Option):
+    """One option's value, checked against its declaration; None stays None where it may."""
+    if request[option.key] is None and option.default is None:
+        return None
+    if option.type == "int":
+        value = _int_field(request, option.key, option.lo, option.hi)
+        if option.choices and value not in option.choices:
+            raise EngineInputError(f"{option.key} must be {', '.join(map(str, option.choices[:-1]))} or {option.choices[-1]}, got {value}", field=option.key)
+        return value
+    if option.type == "float":
+        return _float_field(request, option.key, option.lo, option.hi)
+    if option.type == "bool":
+        return _bool_field(request, option.key, allow_none=option.default is None)
+    if option.type == "choice":
+        return _choice_field(request, option.key, option.choices)
+    return _name_field(request, option.key)
 
 
 def parse_options(request: dict) -> Options:
@@ -181,39 +106,7 @@ def parse_options(request: dict) -> Options:
         if request.get(key) in (None, ""):
             raise EngineInputError(f"{key} is required", field=key)
     merged = {**DEFAULTS, **{k: v for k, v in request.items() if v is not None}}
-    for key in ("kv_quant", "draft", "host"):
-        value = merged[key]
-        if value is not None and (not isinstance(value, str) or not value.strip() or len(value) > 200):
-            raise EngineInputError(f"{key} must be a name, got {value!r}", field=key)
-    options = Options(
-        prompt_tokens=_int_field(merged, "prompt_tokens", 1, MAX_TOKENS),
-        depth=_int_field(merged, "depth", 0, MAX_TOKENS),
-        gen_tokens=_int_field(merged, "gen_tokens", 1, MAX_TOKENS),
-        batch=_int_field(merged, "batch", 1, MAX_BATCH),
-        gpus=_int_field(merged, "gpus", 1, MAX_GPUS),
-        split=_choice_field(merged, "split", SPLITS),
-        nvlink=_bool_field(merged, "nvlink", allow_none=True),
-        slot_pcie_gen=None if merged["slot_pcie_gen"] is None else _int_field(merged, "slot_pcie_gen", 1, 6),
-        slot_pcie_lanes=None if merged["slot_pcie_lanes"] is None else _int_field(merged, "slot_pcie_lanes", 1, 16),
-        gpu_layers=_float_field(merged, "gpu_layers", 0.0, 1.0),
-        expert_offload=_bool_field(merged, "expert_offload"),
-        kv_quant=merged["kv_quant"].lower(),
-        flash_attn=_bool_field(merged, "flash_attn", allow_none=True),
-        prefix_cached=_int_field(merged, "prefix_cached", 0, MAX_TOKENS),
-        draft=merged["draft"],
-        mtp=_bool_field(merged, "mtp"),
-        draft_tokens=_int_field(merged, "draft_tokens", 1, 32),
-        acceptance=_float_field(merged, "acceptance", 0.0, 0.99),
-        workload=_choice_field(merged, "workload", WORKLOADS),
-        host=merged["host"],
-        system_ram_gib=_float_field(merged, "system_ram_gib", 1.0, MAX_SYSTEM_RAM_GIB),
-        reasoning_tokens=_int_field(merged, "reasoning_tokens", 0, MAX_TOKENS),
-        threads=None if merged["threads"] is None else _int_field(merged, "threads", 1, 1024),
-        file_gb=_float_field(merged, "file_gb", 0.01, 100_000),
-        ubatch=_int_field(merged, "ubatch", 1, 65536),
-        nbatch=_int_field(merged, "nbatch", 1, 1_000_000),
-        schedule=_bool_field(merged, "schedule"),
-    )
+    options = Options(**{option.key: _option(merged, option) for option in OPTIONS})
     if options.prefix_cached > options.prompt_tokens:
         raise EngineInputError("prefix_cached cannot exceed prompt_tokens", field="prefix_cached")
     total = options.depth + options.prompt_tokens + options.reasoning_tokens + options.gen_tokens
@@ -222,3 +115,15 @@ def parse_options(request: dict) -> Options:
     if options.draft and options.mtp:
         raise EngineInputError("choose a draft model or MTP, not both", field="draft")
     return options
+
+
+
+def options_table() -> str:
+    """The options as a text table (key, meaning, default), for this module's documentation."""
+    rows = [(o.key, o.help + (f" ({o.unit})" if o.unit and o.unit not in o.help else ""), "unset" if o.default is None else repr(o.default))
+            for o in OPTIONS]
+    width = max(len(key) for key, _, _ in rows)
+    return "\n".join(f"{key:<{width}}  {meaning}  [{default}]" for key, meaning, default in rows)
+
+
+__doc__ += "\n" + options_table() + "\n"

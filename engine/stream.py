@@ -13,9 +13,8 @@ from bisect import bisect_right
 
 from .decode import step_at
 from .errors import EngineInputError
+from .options import MAX_SCHEDULE_TOKENS
 
-#: Longest schedule the page asks for (a long document answer is ~2-4k tokens).
-MAX_SCHEDULE_TOKENS = 65_536
 #: Step times are exact at this many contexts and linear in between (they are piecewise linear in
 #: the context: linear per full-attention layer, capped per sliding-window layer).
 SAMPLES = 96

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .arch import Architecture, architecture_from_config
+from .catalog import GB
 from .engines import Engine, engine_for_format, engine_index, load_engines
 from .errors import EngineInputError
 from .hardware import BACKENDS, CPU_ISAS, VENDORS, Device, hardware_index, load_hardware
@@ -22,7 +23,8 @@ from .memory import (
 from .models import Model, as_finetune, load_models, model_index
 from .offload import Placement, place_experts_on_host, place_layers
 from .params import ResolvedParams, resolve_params
-from .quant import KV_TYPES, QuantFormat, kv_bytes_per_element, parse_quant
+from .options import HARDWARE_FIELD, HARDWARE_FIELDS, OPTION
+from .quant import QuantFormat, kv_bytes_per_element, parse_quant
 from .request import Options, parse_options
 from .resolve import resolve
 from .roofline import default_threads
@@ -145,17 +147,11 @@ def cpu_sockets(device: Device, sockets: int) -> Device:
     )
 
 
-#: What a custom device must and may state (units as in the catalog, data/README.md).
-CUSTOM_REQUIRED = {"memory_gib": (0.5, 4096), "bandwidth_gbs": (1, 20000), "fp16_tflops": (0.005, 20000)}
-CUSTOM_OPTIONAL = {
-    "fp32_tflops": (0.005, 2000), "gpu_clock_mhz": (100, 4000), "pcie_gen": (1, 6),
-    # CPUs (data/README.md has their meaning): cores and threads, memory channels and their speed
-    # (giving the bandwidth when bandwidth_gbs is left out), clocks, chiplets.
-    "cpu_cores": (1, 1024), "cpu_threads": (1, 2048), "cpu_p_cores": (1, 1024),
-    "memory_channels": (1, 24), "memory_data_rate_mts": (400, 40000),
-    "cpu_base_clock_ghz": (0.5, 7), "cpu_boost_clock_ghz": (0.5, 7), "cpu_fp32_flops_per_cycle": (4, 256), "cpu_ccds": (1, 64),
-}
-CUSTOM_INTEGERS = frozenset({"pcie_gen", "cpu_cores", "cpu_threads", "cpu_p_cores", "memory_channels", "cpu_fp32_flops_per_cycle", "cpu_ccds"})
+#: What a custom device must and may state, with its bounds (engine/options.py HARDWARE_FIELDS).
+CUSTOM_REQUIRED = {o.key: (o.lo, o.hi) for o in HARDWARE_FIELDS if o.required}
+CUSTOM_OPTIONAL = {o.key: (o.lo, o.hi) for o in HARDWARE_FIELDS if not o.required and o.type in ("int", "float")}
+CUSTOM_INTEGERS = frozenset(o.key for o in HARDWARE_FIELDS if o.type == "int")
+#: The backend a custom device of each kind runs by default.
 CUSTOM_KINDS = {"gpu": "cuda", "soc": "metal", "cpu": "cpu"}
 #: An ISA level implies the ones below it (what the CPU's kernels may use): "avx512-vnni" means
 #: AVX2, AVX-512 and VNNI; "i8mm" means NEON with dot product and int8 matrix multiply.
@@ -178,13 +174,13 @@ def custom_device(spec: dict) -> Device:
     with STREAM or Intel MLC, not read off a spec sheet), ``cpu_isa`` (an ISA level such as
     ``"avx512-vnni"`` or ``"i8mm"``, or a list of extensions), clocks and ``cpu_ccds``. Every
     problem is reported with the field's name."""
-    known = {"name", "kind", "backend", "vendor", "bandwidth_measured", "cpu_isa", *CUSTOM_REQUIRED, *CUSTOM_OPTIONAL}
+    known = set(HARDWARE_FIELD)
     unknown = sorted(set(spec) - known)
     if unknown:
         raise EngineInputError(f"custom hardware: unknown field(s) {', '.join(map(str, unknown))}", field="hardware")
     kind = spec.get("kind", "gpu")
-    if kind not in CUSTOM_KINDS:
-        raise EngineInputError("custom hardware: kind must be gpu, soc or cpu", field="hardware.kind")
+    if kind not in HARDWARE_FIELD["kind"].choices:
+        raise EngineInputError(f"custom hardware: kind must be {', '.join(HARDWARE_FIELD['kind'].choices)}", field="hardware.kind")
     spec = dict(spec)
     channels, rate = spec.get("memory_channels"), spec.get("memory_data_rate_mts")
     if spec.get("bandwidth_gbs") is None and channels is not None and rate is not None:
@@ -310,7 +306,7 @@ class System:
     def profile(self) -> WeightProfile:
         profile = weight_profile(self.arch, self.quant)
         if self.options.file_gb:
-            return scaled_profile(profile, self.options.file_gb * 1e9)
+            return scaled_profile(profile, self.options.file_gb * GB)
         return profile
 
     @cached_property
@@ -413,10 +409,9 @@ def _check_links(options: Options, device: Device) -> None:
     """Link options that describe something the device cannot have."""
     if options.nvlink and not device.nvlink_gbs:
         raise EngineInputError(f"{device.name} has no NVLink; leave nvlink unset", field="nvlink")
-    if options.slot_pcie_lanes is not None and options.slot_pcie_lanes not in (1, 2, 4, 8, 16):
-        raise EngineInputError(f"slot_pcie_lanes must be 1, 2, 4, 8 or 16, got {options.slot_pcie_lanes}", field="slot_pcie_lanes")
-    if device.kind != "gpu" and (options.slot_pcie_gen or options.slot_pcie_lanes):
-        raise EngineInputError(f"{device.name} is not a PCIe card; leave the slot's PCIe link unset", field="slot_pcie_gen")
+    slot = OPTION["slot_pcie_gen"]
+    if not slot.applies_to(device.kind) and (options.slot_pcie_gen or options.slot_pcie_lanes):
+        raise EngineInputError(f"{device.name} is not a PCIe card; leave the slot's PCIe link unset", field=slot.key)
 
 
 def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
@@ -442,17 +437,15 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
         raise EngineInputError(f"{engine.name} cannot load {quant.name} weights ({quant.kind})", field="quant")
     backend = _pick_backend(request.get("backend"), device, engine)
     engine = engine_for_format(engine, backend, quant.kind)
-    if options.kv_quant not in KV_TYPES:
-        raise EngineInputError(f"kv_quant must be one of {', '.join(KV_TYPES)}, got {options.kv_quant!r}", field="kv_quant")
     gpus = options.gpus
     if gpus > 1 and device.kind == "cpu":
         # Several CPUs are the sockets of one server, one device to the physics.
         device, gpus = cpu_sockets(device, gpus), 1
-    if gpus > 1 and device.kind != "gpu":
+    if gpus > 1 and not OPTION["gpus"].applies_to(device.kind):
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
     _check_links(options, device)
     host = None
-    if device.kind == "gpu":
+    if OPTION["host"].applies_to(device.kind):
         host = resolve_device(options.host or DEFAULT_HOST)
         if host.kind == "gpu":
             raise EngineInputError("host must be a CPU platform (its RAM holds offloaded weights)", field="host")

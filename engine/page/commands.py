@@ -7,34 +7,15 @@ import json
 import shlex
 
 from ..errors import EngineInputError
+from ..options import OPTIONS
 from ..request import KNOWN_KEYS, parse_options
 from .fields import _shown
 
-#: ``python -m engine estimate`` flags for request keys that take a value.
-CLI_FLAGS = {
-    "hardware": "--hardware",
-    "model": "--model",
-    "quant": "--quant",
-    "engine": "--engine",
-    "prompt_tokens": "--prompt",
-    "gen_tokens": "--gen",
-    "depth": "--depth",
-    "batch": "--batch",
-    "threads": "--threads",
-    "gpus": "--gpus",
-    "split": "--split",
-    "slot_pcie_gen": "--slot-pcie-gen",
-    "slot_pcie_lanes": "--slot-pcie-lanes",
-    "gpu_layers": "--gpu-layers",
-    "kv_quant": "--kv-quant",
-    "draft": "--draft",
-    "draft_tokens": "--draft-tokens",
-    "workload": "--workload",
-    "reasoning_tokens": "--reasoning",
-    "system_ram_gib": "--system-ram",
-}
+#: ``python -m engine estimate`` flags for request keys that take a value (engine/options.py).
+CLI_FLAGS = {"hardware": "--hardware", "model": "--model", "quant": "--quant",
+             **{o.key: o.flag for o in OPTIONS if o.flag and not o.switch}}
 #: Flags for request keys that are switches.
-CLI_SWITCHES = {"expert_offload": "--expert-offload", "mtp": "--mtp", "nvlink": "--nvlink"}
+CLI_SWITCHES = {o.key: o.flag for o in OPTIONS if o.flag and o.switch}
 
 
 def _check_request(request: dict) -> None:

@@ -11,66 +11,86 @@ from functools import cache
 
 from ..catalog import DATA_DIR
 from ..errors import EngineInputError
-from ..quant import KV_TYPES
-from ..request import SPLITS, WORKLOADS
+from ..options import HARDWARE_FIELD, MAX_SCHEDULE_TOKENS, OPTION, hardware_view_field
 from ..system import DEFAULT_SYSTEM_RAM_GIB
-
-#: Hidden reasoning ("thinking") tokens a reasoning model spends before its answer, by default.
-#: Reasoning models commonly think for several hundred to a few thousand tokens on a chat
-#: question; 600 keeps the thinking phase visible without dwarfing the answer.
-DEFAULT_THINK_TOKENS = 600
 
 #: PCIe slots (or risers) a view can name, as (generation, lanes); "card" = the card's own link.
 SLOTS = {"card": (None, None), "5x16": (5, 16), "4x16": (4, 16), "4x8": (4, 8), "4x4": (4, 4), "3x16": (3, 16), "3x8": (3, 8), "3x4": (3, 4), "3x1": (3, 1)}
 
-#: The parts of a race lane, in order; an empty part keeps the main view's value (but see
-#: lanes.py lane_view: a device that cannot be combined runs alone). New parts go at the end so
-#: old links still parse. The page reads them, and the names its link notice uses, from
+#: The parts of a race lane, in order, with the names the page's link notice gives them; an empty
+#: part keeps the main view's value (but see lanes.py lane_view: a device that cannot be combined
+#: runs alone). New parts go at the end so old links still parse. The page reads them from
 #: VIEW_FIELDS (schema.js).
 LANE_PARTS = ("hw", "model", "quant", "engine", "spec", "gpus")
 LANE_PART_NAMES = ("hardware", "model", "quant", "engine", "speculative decoding", "GPU count")
 LANE_SEPARATOR = "*"
 _LANE = {"kind": "lane", "parts": list(LANE_PARTS), "part_names": list(LANE_PART_NAMES), "separator": LANE_SEPARATOR}
 
+
+def _option(key: str, **page) -> dict:
+    """The view field of a request option (engine/options.py), with page-only overrides."""
+    return {**OPTION[key].view_field(), **page}
+
+
 #: View keys, their defaults and meaning. The page reads this table (rendered into it by the
-#: build) to parse and write its URL; ``kind`` names the validator (state.js).
+#: build) to parse and write its URL, to bound its inputs and to fill its menus (``labels``, in
+#: the order shown); ``kind`` names the validator (state.js); ``devices``: the device kinds the
+#: setting applies to. Settings that carry a request option take all this from engine/options.py.
 VIEW_FIELDS = {
     "hw": {"default": "rtx-4090", "kind": "hardware", "doc": "hardware id, or 'custom' (the hw_* fields)"},
     "model": {"default": "llama-3.1-8b", "kind": "model", "doc": "model id, or 'custom' (cfg)"},
     "quant": {"default": "Q4_K_M", "kind": "quant", "doc": "weight format name"},
     "engine": {"default": "", "kind": "engine", "doc": "engine id; empty = the device's usual one"},
-    "prompt": {"default": 512, "kind": "int", "min": 1, "max": 1_000_000, "doc": "prompt tokens"},
+    "prompt": _option("prompt_tokens"),
     "answer": {"default": "chat", "kind": "answer", "doc": "which canned answer to stream"},
-    "depth": {"default": 0, "kind": "int", "min": 0, "max": 1_000_000, "doc": "tokens already in the chat (KV cache)"},
-    "kv": {"default": "f16", "kind": "choice", "choices": list(KV_TYPES), "doc": "KV-cache type"},
-    "gpus": {"default": 1, "kind": "int", "min": 1, "max": 16, "doc": "identical devices used together"},
-    "split": {"default": "layer", "kind": "choice", "choices": list(SPLITS), "doc": "how several devices share the model"},
-    "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "doc": "NVLink bridges fitted between the cards (bridged models only)"},
-    "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
-    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "doc": "what goes to system RAM"},
-    "ram": {"default": DEFAULT_SYSTEM_RAM_GIB, "kind": "int", "min": 4, "max": 4096, "doc": "system RAM beside discrete GPUs, GiB: where offloaded weights live"},
-    "gpu_pct": {"default": 50, "kind": "int", "min": 0, "max": 100, "doc": "percent of layers on the GPU (offload=layers)"},
-    "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding"},
+    "depth": _option("depth"),
+    "kv": _option("kv_quant"),
+    "gpus": _option("gpus"),
+    "split": _option("split", labels={"layer": "by layers (pipeline)", "row": "by rows (llama.cpp -sm row)", "tensor": "tensor parallel (vLLM)"}),
+    "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "devices": list(OPTION["nvlink"].devices),
+               "doc": "NVLink bridges fitted between the cards (bridged models only)"},
+    "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "devices": list(OPTION["slot_pcie_gen"].devices),
+             "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
+    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "devices": list(OPTION["gpu_layers"].devices),
+                "labels": {"auto": "what does not fit (automatic)", "layers": "a share of the layers", "experts": "MoE experts (--n-cpu-moe)"},
+                "doc": "what goes to system RAM"},
+    # The page takes whole GiB; it starts at the host platform's default (system.py DEFAULT_HOST).
+    "ram": _option("system_ram_gib", kind="int", default=DEFAULT_SYSTEM_RAM_GIB,
+                   doc="system RAM beside discrete GPUs, GiB: where offloaded weights live"),
+    "gpu_pct": {"default": 50, "kind": "int", "min": round(OPTION["gpu_layers"].lo * 100), "max": round(OPTION["gpu_layers"].hi * 100),
+                "devices": list(OPTION["gpu_layers"].devices), "doc": "percent of layers on the GPU (offload=layers)"},
+    "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding",
+             "labels": {"off": "off", "draft": "draft model", "mtp": "the model's MTP head"}},
     "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},
-    "draft_n": {"default": 4, "kind": "int", "min": 1, "max": 16, "doc": "tokens drafted per cycle"},
-    "workload": {"default": "chat", "kind": "choice", "choices": list(WORKLOADS), "doc": "sets the draft acceptance"},
-    "batch": {"default": 1, "kind": "int", "min": 1, "max": 256, "doc": "concurrent requests"},
-    "threads": {"default": 0, "kind": "int", "min": 0, "max": 1024, "doc": "CPU threads of a CPU device (llama.cpp -t); 0 = its physical cores"},
-    "think": {"default": DEFAULT_THINK_TOKENS, "kind": "int", "min": 0, "max": 32_768, "doc": "thinking tokens (reasoning models)"},
-    "hw_name": {"default": "My hardware", "kind": "text", "max_length": 60, "doc": "custom hardware: name"},
-    "hw_kind": {"default": "gpu", "kind": "choice", "choices": ["gpu", "soc", "cpu"], "doc": "custom hardware: kind"},
-    "hw_mem": {"default": 24, "kind": "number", "min": 0.5, "max": 4096, "doc": "custom hardware: memory in GiB"},
-    "hw_bw": {"default": 1000, "kind": "number", "min": 1, "max": 20000, "doc": "custom hardware: bandwidth in GB/s"},
-    "hw_tf": {"default": 80, "kind": "number", "min": 0.005, "max": 20000, "doc": "custom hardware: FP16 TFLOPS"},
-    "hw_cores": {"default": 0, "kind": "int", "min": 0, "max": 1024, "doc": "custom CPU: physical cores; 0 = not stated"},
-    "hw_isa": {"default": "avx2", "kind": "choice", "choices": ["avx2", "avx-vnni", "avx512", "avx512-vnni", "amx", "neon", "dotprod", "i8mm", "sve"], "doc": "custom CPU: the vector/matrix instructions its kernels can use"},
-    "hw_bwm": {"default": "peak", "kind": "choice", "choices": ["peak", "measured"], "doc": "custom hardware: the bandwidth is the spec sheet's peak or measured (STREAM, Intel MLC)"},
+    "draft_n": _option("draft_tokens"),
+    "workload": _option("workload", labels={"chat": "chat", "code": "code (drafts accepted more)", "creative": "creative (fewer)"}),
+    "batch": _option("batch"),
+    "threads": _option("threads"),
+    # The page streams every thinking token: at most half the longest schedule (stream.py).
+    "think": _option("reasoning_tokens", max=MAX_SCHEDULE_TOKENS // 2, doc="thinking tokens (reasoning models)"),
+    "hw_name": hardware_view_field("name"),
+    "hw_kind": {**hardware_view_field("kind"),
+                "labels": {"gpu": "Graphics card (CUDA-like)", "soc": "Unified-memory chip (Metal-like)", "cpu": "CPU only"}},
+    "hw_mem": hardware_view_field("memory_gib"),
+    "hw_bw": hardware_view_field("bandwidth_gbs"),
+    "hw_tf": hardware_view_field("fp16_tflops"),
+    "hw_cores": hardware_view_field("cpu_cores"),
+    "hw_isa": {"default": "avx2", "kind": "choice", "devices": list(HARDWARE_FIELD["cpu_isa"].devices),
+               "doc": "custom CPU: the vector/matrix instructions its kernels can use",
+               "labels": {"avx2": "x86 AVX2", "avx-vnni": "x86 AVX-VNNI (Intel 12th gen+)", "avx512": "x86 AVX-512 (no VNNI)",
+                          "avx512-vnni": "x86 AVX-512 VNNI (Zen 4+, Ice Lake+)", "amx": "x86 AMX (Xeon 4th gen+)", "neon": "Arm NEON",
+                          "dotprod": "Arm dot product", "i8mm": "Arm int8 matrix multiply", "sve": "Arm SVE2"}},
+    "hw_bwm": {"default": "peak", "kind": "choice", "choices": ["peak", "measured"],
+               "doc": "custom hardware: the bandwidth is the spec sheet's peak or measured (STREAM, Intel MLC)",
+               "labels": {"peak": "the spec sheet's peak (channels × speed)", "measured": "measured (STREAM, Intel MLC)"}},
     "cfg": {"default": "", "kind": "json", "max_length": 20_000, "doc": "custom model: its config.json"},
     "me": {"default": "", "kind": "device", "doc": "this computer: its device, detected by the page or confirmed (empty = not known); the race and the headline compare with it"},
     "lane1": {"default": "", **_LANE, "doc": "race lane 2: hw*model*quant*engine*spec*gpus (empty part = as above)"},
     "lane2": {"default": "", **_LANE, "doc": "race lane 3"},
     "lane3": {"default": "", **_LANE, "doc": "race lane 4"},
 }
+# A menu's choices are the ones it labels (system.py ISA_LEVELS has more than the page offers).
+VIEW_FIELDS["hw_isa"]["choices"] = list(VIEW_FIELDS["hw_isa"]["labels"])
 DEFAULT_VIEW = {key: spec["default"] for key, spec in VIEW_FIELDS.items()}
 LANE_KEYS = ("lane1", "lane2", "lane3")
 
@@ -82,6 +102,8 @@ def lane_gpus(raw: str) -> int | None:
     if not re.fullmatch(r"[0-9]{1,9}", raw) or not spec["min"] <= int(raw) <= spec["max"]:
         return None
     return int(raw)
+
+
 #: View kinds whose value is a catalog id (or an answer's name); which may be empty.
 ID_KINDS = ("hardware", "model", "quant", "engine", "answer", "draft", "device")
 EMPTY_ALLOWED = ("engine", "draft", "device")
@@ -94,13 +116,17 @@ MAX_JSON_DEPTH = 16
 #: silently wrong): the longest valid one is a 20,000-character config.json percent-encoded at up
 #: to 9 characters per character, plus the other settings (state.js uses the same).
 MAX_QUERY_LENGTH = 200_000
+#: An ignored URL key is quoted back with at most this many characters.
+SHOWN_KEY_LENGTH = 40
+#: The limits the page's URL parser applies (state.js reads them from the page, build.py).
+URL_LIMITS = {"max_query_length": MAX_QUERY_LENGTH, "max_json_depth": MAX_JSON_DEPTH, "max_value_length": MAX_NAME_LENGTH,
+              "shown_key_length": SHOWN_KEY_LENGTH}
 
 
 @cache
 def answers() -> dict:
     """The canned answers and their token strings (data/answers/tokens.json)."""
     return json.loads((DATA_DIR / "answers" / "tokens.json").read_text(encoding="utf-8"))["answers"]
-
 
 
 def json_depth(text: str) -> int:

@@ -19,6 +19,7 @@ from .fields import (
     MAX_JSON_DEPTH,
     MAX_NAME_LENGTH,
     MAX_QUERY_LENGTH,
+    SHOWN_KEY_LENGTH,
     VIEW_FIELDS,
     _refuse_constant,
     _shown,
@@ -98,7 +99,6 @@ def _lane_part_ok(name: str, raw: str) -> bool:
     return raw in ids[name]
 
 
-
 def _parse_value(key: str, raw: str) -> dict:
     """One URL value through the page's validator for its key (state.js, schema.js)."""
     spec = VIEW_FIELDS[key]
@@ -147,7 +147,7 @@ def parse_query(query: str) -> tuple[dict, list[dict]]:
     seen = set()
     for key, raw in _form_pairs(query):
         if key not in VIEW_FIELDS:
-            ignored.append({"key": key[:40], "reason": "unknown setting"})
+            ignored.append({"key": key[:SHOWN_KEY_LENGTH], "reason": "unknown setting"})
             continue
         if key in seen:
             ignored.append({"key": key, "reason": "given twice"})

@@ -12,6 +12,7 @@ import json
 from functools import cache
 
 from ..errors import EngineInputError
+from ..options import HARDWARE_FIELD, HARDWARE_FIELDS, OPTION
 from .commands import check_commands, cli_command
 from ..system import DEFAULT_SYSTEM_RAM_GIB
 from .fields import MAX_JSON_DEPTH, MAX_NAME_LENGTH, SLOTS, _refuse_constant, _shown, answers, check_view, json_depth
@@ -51,21 +52,19 @@ def _require_name(value, field: str) -> None:
 
 
 def custom_hardware(v: dict) -> dict:
-    """The custom-hardware request part of a view."""
+    """The custom-hardware request part of a view (the fields engine/options.py maps to the page)."""
     v = check_view(v)
+    kind = v["hw_kind"]
+    # The page's fields for the options engine/options.py maps to it; a whole number left at 0 is unset.
     spec = {
-        "name": v["hw_name"],
-        "kind": v["hw_kind"],
-        "memory_gib": v["hw_mem"],
-        "bandwidth_gbs": v["hw_bw"],
-        "fp16_tflops": v["hw_tf"],
+        option.key: v[option.view]
+        for option in HARDWARE_FIELDS
+        if option.view and option.applies_to(kind) and not (option.type == "int" and option.default is None and v[option.view] == 0)
     }
     if v["hw_bwm"] == "measured":
         spec["bandwidth_measured"] = True
-    if v["hw_kind"] == "cpu":
+    if HARDWARE_FIELD["cpu_isa"].applies_to(kind):
         spec["cpu_isa"] = v["hw_isa"]
-        if v["hw_cores"]:
-            spec["cpu_cores"] = v["hw_cores"]
     return spec
 
 
@@ -85,7 +84,6 @@ def custom_model(v: dict) -> dict:
     return {"config": config, "name": str(name)[:80]}
 
 
-
 def _speculative(v: dict) -> dict:
     if v["spec"] == "mtp":
         return {"mtp": True, "draft_tokens": v["draft_n"], "workload": v["workload"]}
@@ -102,13 +100,13 @@ def _links(v: dict) -> dict:
     bridge for bridged cards used together. A race lane on a Mac keeps the main view's link
     settings without an error; they do not apply to it."""
     if v["hw"] == "custom":
-        card, bridged = v["hw_kind"] == "gpu", False
+        bridged = False
     else:
         from ..hardware import load_hardware
 
         device = load_hardware().get(v["hw"])
-        card, bridged = device is not None and device.kind == "gpu", device is not None and device.nvlink_bridge
-    gen, lanes = SLOTS[v["slot"]] if card else (None, None)
+        bridged = device is not None and device.nvlink_bridge
+    gen, lanes = SLOTS[v["slot"]] if OPTION["slot_pcie_gen"].applies_to(device_kind(v)) else (None, None)
     return {"slot_pcie_gen": gen, "slot_pcie_lanes": lanes, "nvlink": bridged and v["gpus"] > 1 and v["nvlink"] == "yes"}
 
 
@@ -125,7 +123,7 @@ def device_kind(v: dict) -> str | None:
 def _system_ram(v: dict) -> dict:
     """System RAM matters beside discrete GPUs only (elsewhere the device's memory is all there
     is); the default is the engine's own."""
-    if v["ram"] == DEFAULT_SYSTEM_RAM_GIB or device_kind(v) != "gpu":
+    if v["ram"] == DEFAULT_SYSTEM_RAM_GIB or not OPTION["system_ram_gib"].applies_to(device_kind(v)):
         return {}
     return {"system_ram_gib": v["ram"]}
 
@@ -171,7 +169,6 @@ def request_for_view(view: dict) -> dict:
     }
     request.update({key: value for key, value in optional.items() if value})
     return request
-
 
 
 def estimate_view(view: dict) -> dict:

@@ -1,4 +1,5 @@
-"""``python -m engine schemas``: a JSON Schema per catalog in ``data/schema/``, for editors.
+"""``python -m engine schemas``: a JSON Schema per catalog in ``data/schema/``, for editors, and
+one for an estimate request (``request.schema.json``, from engine/options.py).
 
 The schemas are generated from the loaders' ``SCHEMA`` tuples (engine/catalog.py:json_schema),
 so an editor that reads them (Taplo, VS Code's Even Better TOML; see data/README.md) flags an
@@ -37,13 +38,20 @@ def catalog_schemas() -> dict[str, dict]:
     }
 
 
+def all_schemas() -> dict[str, dict]:
+    """Every file of data/schema/: the catalogs' and the estimate request's."""
+    from ..options import request_json_schema
+
+    return {**catalog_schemas(), "request.schema.json": request_json_schema()}
+
+
 def schema_text(schema: dict) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 def schemas_main(check: bool = False) -> int:
     stale = []
-    for name, schema in catalog_schemas().items():
+    for name, schema in all_schemas().items():
         path = SCHEMA_DIR / name
         text = schema_text(schema)
         if check:

@@ -1,12 +1,13 @@
 // The URL-state schema: the engine's view fields (engine/page/fields.py, rendered into the page by the
-// build) with a validator each, built from the catalogs the page carries.
+// build) with a validator each, built from the catalogs the page carries. Every bound, choice and
+// lane part comes from that data; this module only knows how to apply them.
 
 import { choiceField, idField, intField, jsonField, laneField, numberField, textField } from "./state.js";
 
 /** A race lane's parts and separator (engine/page/fields.py LANE_PARTS), set from the view fields
  *  the build renders into the page when the schema is built. */
 export let LANE_PARTS = [];
-export let LANE_SEPARATOR = "*";
+export let LANE_SEPARATOR = "";
 
 /** {key: {default, parse, maxLength}} for parseState/serializeState. */
 export function buildSchema(viewFields, catalog, answers) {
@@ -63,11 +64,9 @@ export function laneView(main, laneText) {
   return view;
 }
 
-/** Quants tried when a model is not published in the current one (engine/explore.py). */
-const PREFERRED_QUANTS = ["Q4_K_M", "UD-Q4_K_XL", "MXFP4", "Q4_0", "MLX-4bit", "AWQ-4bit"];
-
-/** The quant to switch to with a model (mirrors engine/explore.py quant_for). */
+/** The quant to switch to with a model: the current one if the model is published in it, else
+ *  the model's own (`quant`, chosen by engine/page/explore.py quant_for when the page is built). */
 export function quantFor(model, current) {
   if (!model || !model.quants.length || model.quants.includes(current)) return current;
-  return PREFERRED_QUANTS.find((name) => model.quants.includes(name)) || model.quants[0];
+  return model.quant;
 }

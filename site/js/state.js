@@ -5,18 +5,17 @@
 // page can say what it ignored. Nothing from the URL is ever inserted as markup.
 // engine/page/query.py parse_query reads a query string exactly the same way (the tests compare them).
 
-/** Longest value accepted for a key that does not set its own maxLength (ids and numbers are
- *  far shorter; a pasted config.json sets its own). */
-const MAX_VALUE_LENGTH = 200;
-/** A link longer than this is refused whole rather than cut (a cut value could still parse,
- *  silently wrong): the longest valid one holds a 20,000-character config.json percent-encoded at
- *  up to 9 characters per character, plus the other settings (engine/page/fields.py MAX_QUERY_LENGTH). */
-export const MAX_QUERY_LENGTH = 200000;
-/** A config.json nests a few levels; deeper text is refused before it is parsed
- *  (engine/page/fields.py MAX_JSON_DEPTH). */
-export const MAX_JSON_DEPTH = 16;
-/** An ignored key is quoted in the notice with at most this many characters. */
-const SHOWN_KEY_LENGTH = 40;
+import { readJSON } from "./dom.js";
+
+/** The parser's limits, from the engine (engine/page/fields.py URL_LIMITS, in the page by the build):
+ *  the longest value of a key that sets no maxLength of its own, the longest link (refused whole
+ *  rather than cut: a cut value could still parse, silently wrong), how deeply a pasted
+ *  config.json may nest, and how much of an unknown key a notice quotes. */
+const LIMITS = readJSON("url-limits");
+export const MAX_QUERY_LENGTH = LIMITS.max_query_length;
+export const MAX_JSON_DEPTH = LIMITS.max_json_depth;
+const MAX_VALUE_LENGTH = LIMITS.max_value_length;
+const SHOWN_KEY_LENGTH = LIMITS.shown_key_length;
 
 /** A validator for an id from `choices` (a Set or a function returning a Set). */
 export function idField(choices) {
@@ -46,11 +45,6 @@ export function numberField(min, max) {
     if (!Number.isFinite(value) || value < min || value > max) return { ok: false, reason: `outside ${min}-${max}` };
     return { ok: true, value };
   };
-}
-
-/** A validator for a boolean flag written as 1 or 0. */
-export function flagField() {
-  return (raw) => (raw === "1" || raw === "0" ? { ok: true, value: raw === "1" } : { ok: false, reason: "not 0 or 1" });
 }
 
 /** A validator for one of a fixed list of strings. */

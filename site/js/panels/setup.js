@@ -164,11 +164,11 @@ export class SetupPanel {
     adv.split.disabled = view.gpus < 2;
     const device = devices.get(view.hw);
     const kind = view.hw === "custom" ? view.hw_kind : device?.kind;
-    adv.slot.disabled = kind !== "gpu";
-    // System RAM holds offloaded weights beside discrete cards; elsewhere the device's memory is all.
-    adv.ram.disabled = kind !== "gpu";
-    // Only a CPU device runs the model on its cores (llama.cpp -t); GPUs and Macs ignore it.
-    adv.threads.disabled = kind !== "cpu";
+    // Each setting is offered for the device kinds it applies to (engine/options.py devices): system
+    // RAM beside discrete cards, CPU threads on a CPU device.
+    adv.slot.disabled = !viewFields.slot.devices.includes(kind);
+    adv.ram.disabled = !viewFields.ram.devices.includes(kind);
+    adv.threads.disabled = !viewFields.threads.devices.includes(kind);
     // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
     // (SXM boards) needs no choice.
     adv.nvlink.disabled = !(device?.nvlink_bridge && view.gpus > 1 && view.gpus <= device.nvlink_cards);

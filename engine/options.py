@@ -1,0 +1,255 @@
+"""Every option of an estimate request, declared once.
+
+Each :class:`Option` states its name, type, default, bounds, unit, help text, command-line flag,
+the page setting that carries it and the device kinds it applies to. Everything else is generated
+from this table: the request parser (request.py ``DEFAULTS``, ``Options``, ``parse_options``), the
+CLI's argparse options (cli.py), the CLI line the page shows (engine/page/commands.py), the page's
+view fields and their bounds (engine/page/fields.py, handed to the page's JavaScript by build.py)
+and the request's JSON Schema (``python -m engine schemas``: data/schema/request.schema.json).
+``HARDWARE_FIELDS`` does the same for a custom device (``"hardware": {...}``, system.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .quant import KV_TYPES
+
+#: Upper bounds that keep every computation finite and every answer meaningful.
+MAX_TOKENS = 10_000_000
+MAX_BATCH = 4096
+MAX_GPUS = 64
+#: Largest system RAM a request may name, GiB (an 8-socket server holds a few TiB); below 4 GiB the
+#: OS reserve (memory.py) leaves nothing for offloaded weights.
+MAX_SYSTEM_RAM_GIB = 16384
+#: Longest per-token schedule (``schedule``: reasoning + answer tokens) a request may ask for; a
+#: long document answer is ~2-4k tokens.
+MAX_SCHEDULE_TOKENS = 65_536
+#: Longest name (a draft model, a host platform) a request may carry.
+MAX_NAME_LENGTH = 200
+
+SPLITS = ("layer", "row", "tensor")  # llama.cpp says "row", vLLM "tensor"
+WORKLOADS = ("code", "chat", "creative")
+#: Device kinds (hardware catalog ``kind``): a discrete card, a system on a chip with one memory
+#: for everything (Apple Silicon, Strix Halo, DGX Spark), a CPU.
+DEVICE_KINDS = ("gpu", "soc", "cpu")
+
+#: Hidden reasoning ("thinking") tokens the page assumes a reasoning model spends before its
+#: answer. Reasoning models commonly think for several hundred to a few thousand tokens on a chat
+#: question; 600 keeps the thinking phase visible without dwarfing the answer.
+DEFAULT_THINK_TOKENS = 600
+
+
+@dataclass(frozen=True)
+class Option:
+    """One request option (or one field of a custom device).
+
+    ``type``: ``int``, ``float``, ``bool``, ``choice`` (one of ``choices``, case-insensitive) or
+    ``name`` (text naming a catalog entry). ``lo``/``hi`` bound numbers; ``choices`` may also list
+    the only allowed whole numbers. ``default=None``: unset, the engine decides. ``flag``: the CLI
+    flag (``""``: not on the command line). ``view``: the page setting that carries it, with
+    ``view_default`` where the page starts elsewhere (an unset whole number is 0 on the page).
+    ``devices``: the device kinds it applies to (empty: all).
+    """
+
+    key: str
+    type: str
+    default: object
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+    unit: str = ""
+    flag: str = ""
+    view: str = ""
+    view_default: object = None
+    devices: tuple[str, ...] = ()
+    required: bool = False
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def switch(self) -> bool:
+        return self.type == "bool"
+
+    def applies_to(self, kind: str) -> bool:
+        return not self.devices or kind in self.devices
+
+    def page_default(self):
+        """The page setting's default: the option's, or 0 for an unset whole number."""
+        if self.view_default is not None:
+            return self.view_default
+        return 0 if self.default is None and self.type == "int" else self.default
+
+    def view_field(self) -> dict:
+        """The page's view field for this option (engine/page/fields.py VIEW_FIELDS)."""
+        kind = {"int": "int", "float": "number", "choice": "choice"}[self.type]
+        spec = {"default": self.page_default(), "kind": kind}
+        if kind == "choice":
+            spec["choices"] = list(self.choices)
+        else:
+            spec["min"] = 0 if self.default is None and self.type == "int" else self.lo
+            spec["max"] = self.hi
+        spec["doc"] = self.help + (f" ({self.unit})" if self.unit and self.unit not in self.help else "")
+        if self.default is None and self.type == "int":
+            spec["doc"] += "; 0 = " + self.extra.get("unset", "the engine's default")
+        if self.devices:
+            spec["devices"] = list(self.devices)
+        return spec
+
+
+def _int(key, default, lo, hi, help, **kw) -> Option:
+    return Option(key, "int", default, help, lo=lo, hi=hi, **kw)
+
+
+#: The request options (besides ``hardware``, ``model`` and ``quant``, which are required), in the
+#: order the CLI lists them.
+OPTIONS: tuple[Option, ...] = (
+    Option("engine", "name", None, "llama.cpp, mlx-lm, vllm ... (default: the device's usual one)", flag="--engine"),
+    Option("backend", "name", None, "cuda, metal, rocm, vulkan, sycl, cpu (default: the device's)", flag="--backend"),
+    _int("prompt_tokens", 512, 1, MAX_TOKENS, "prompt tokens to prefill", unit="tokens", flag="--prompt", view="prompt"),
+    _int("depth", 0, 0, MAX_TOKENS, "tokens already in the KV cache (the chat so far)", unit="tokens", flag="--depth", view="depth"),
+    _int("gen_tokens", 128, 1, MAX_TOKENS, "tokens to generate", unit="tokens", flag="--gen"),
+    _int("batch", 1, 1, MAX_BATCH, "concurrent sequences", flag="--batch", view="batch"),
+    _int("threads", None, 1, 1024, "CPU threads of a CPU device, llama.cpp -t; threads beyond the physical cores share "
+         "them and slow a step down", flag="--threads", view="threads", devices=("cpu",),
+         extra={"unset": "its physical cores, the performance cores of a hybrid CPU"}),
+    _int("gpus", 1, 1, MAX_GPUS, "identical devices used together; on a CPU, the sockets of one server",
+         flag="--gpus", view="gpus", devices=("gpu", "cpu")),
+    Option("split", "choice", "layer", "how several devices share the model", choices=SPLITS, flag="--split", view="split"),
+    Option("nvlink", "bool", None, "NVLink bridges are fitted between the cards (bridged models only)", flag="--nvlink",
+           devices=("gpu",)),
+    _int("slot_pcie_gen", None, 1, 6, "PCIe generation of the slots/risers the cards sit in (default: the card's)",
+         flag="--slot-pcie-gen", devices=("gpu",)),
+    Option("slot_pcie_lanes", "int", None, "PCIe lanes of the slots/risers (default: the card's)", lo=1, hi=16,
+           choices=(1, 2, 4, 8, 16), flag="--slot-pcie-lanes", devices=("gpu",)),
+    Option("gpu_layers", "float", None, "fraction of layers on the GPU, 0..1 (default: all that fit)", lo=0.0, hi=1.0,
+           flag="--gpu-layers", devices=("gpu",)),
+    Option("expert_offload", "bool", False, "routed experts in system RAM (llama.cpp --n-cpu-moe)", flag="--expert-offload",
+           devices=("gpu",)),
+    Option("kv_quant", "choice", "f16", "KV cache type", choices=KV_TYPES, flag="--kv-quant", view="kv"),
+    Option("flash_attn", "bool", None, "flash attention on or off (default: the engine's)", flag="--flash-attn"),
+    _int("prefix_cached", 0, 0, MAX_TOKENS, "prompt tokens already in the prompt cache", unit="tokens", flag="--prefix-cached"),
+    Option("draft", "name", None, "draft model for speculative decoding", flag="--draft"),
+    Option("mtp", "bool", False, "use the model's multi-token-prediction head", flag="--mtp"),
+    _int("draft_tokens", 4, 1, 32, "tokens drafted per cycle", unit="tokens", flag="--draft-tokens", view="draft_n"),
+    Option("acceptance", "float", None, "per-token acceptance of drafted tokens, 0..0.99 (default: by workload)", lo=0.0,
+           hi=0.99, flag="--acceptance"),
+    Option("workload", "choice", "chat", "what is generated (sets the draft acceptance)", choices=WORKLOADS,
+           flag="--workload", view="workload"),
+    Option("host", "name", None, "CPU platform whose RAM holds offloaded weights", flag="--host", devices=("gpu",)),
+    Option("system_ram_gib", "float", None, "system RAM of that platform: offloaded weights and their KV cache live there "
+           "(default: the host's)", lo=4.0, hi=MAX_SYSTEM_RAM_GIB, unit="GiB", flag="--system-ram", view="ram", devices=("gpu",)),
+    _int("reasoning_tokens", 0, 0, MAX_TOKENS, "hidden reasoning (thinking) tokens before the answer", unit="tokens",
+         flag="--reasoning", view="think", view_default=DEFAULT_THINK_TOKENS),
+    Option("file_gb", "float", None, "the weight file's size when known: every tensor is scaled to it (a custom quant mix "
+           "reads what its file holds; default: the format's recipe)", lo=0.01, hi=100_000, unit="GB", flag="--file-gb"),
+    _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
+    _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
+    Option("schedule", "bool", False, "return per-token times for the page's stream"),
+)
+OPTION = {option.key: option for option in OPTIONS}
+REQUIRED = ("hardware", "model", "quant")
+
+#: A custom device (``"hardware": {...}``): units as in the hardware catalog (data/README.md).
+HARDWARE_FIELDS: tuple[Option, ...] = (
+    Option("name", "text", None, "name", view="hw_name", view_default="My hardware", extra={"max_length": 60}),
+    Option("kind", "choice", "gpu", "kind: gpu (a card), soc (one memory for everything) or cpu", choices=DEVICE_KINDS,
+           view="hw_kind"),
+    Option("backend", "name", None, "backend (default: cuda for a gpu, metal for a soc, cpu for a cpu)"),
+    Option("vendor", "name", None, "vendor (default: by backend)"),
+    Option("memory_gib", "float", None, "memory", lo=0.5, hi=4096, unit="GiB", view="hw_mem", view_default=24,
+           required=True),
+    Option("bandwidth_gbs", "float", None, "memory bandwidth", lo=1, hi=20000, unit="GB/s", view="hw_bw",
+           view_default=1000, required=True),
+    Option("fp16_tflops", "float", None, "FP16 tensor throughput", lo=0.005, hi=20000, unit="TFLOPS", view="hw_tf",
+           view_default=80, required=True),
+    Option("fp32_tflops", "float", None, "FP32 throughput", lo=0.005, hi=2000, unit="TFLOPS"),
+    Option("gpu_clock_mhz", "float", None, "GPU boost clock", lo=100, hi=4000, unit="MHz"),
+    Option("pcie_gen", "int", None, "PCIe generation of the card", lo=1, hi=6),
+    # CPUs (data/README.md has their meaning): cores and threads, memory channels and their speed
+    # (giving the bandwidth when bandwidth_gbs is left out), clocks, chiplets, instruction sets.
+    Option("cpu_cores", "int", None, "CPU physical cores", lo=1, hi=1024, view="hw_cores", devices=("cpu",),
+           extra={"unset": "not stated"}),
+    Option("cpu_threads", "int", None, "CPU hardware threads", lo=1, hi=2048, devices=("cpu",)),
+    Option("cpu_p_cores", "int", None, "performance cores of a hybrid CPU", lo=1, hi=1024, devices=("cpu",)),
+    Option("memory_channels", "int", None, "memory channels", lo=1, hi=24, devices=("cpu",)),
+    Option("memory_data_rate_mts", "float", None, "memory data rate (with memory_channels, instead of bandwidth_gbs)",
+           lo=400, hi=40000, unit="MT/s", devices=("cpu",)),
+    Option("cpu_base_clock_ghz", "float", None, "CPU base clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
+    Option("cpu_boost_clock_ghz", "float", None, "CPU boost clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
+    Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", lo=4, hi=256, devices=("cpu",)),
+    Option("cpu_ccds", "int", None, "CPU chiplets (CCDs)", lo=1, hi=64, devices=("cpu",)),
+    Option("bandwidth_measured", "bool", False, "bandwidth_gbs was measured (STREAM, Intel MLC), not read off a spec sheet"),
+    Option("cpu_isa", "isa", None, "vector/matrix instructions: a level (avx2 ... amx, neon ... sve) or a list of extensions",
+           devices=("cpu",)),
+)
+HARDWARE_FIELD = {option.key: option for option in HARDWARE_FIELDS}
+
+
+def hardware_view_field(key: str) -> dict:
+    """The page's view field for a custom-device field (hw_name, hw_kind, hw_mem, hw_bw, hw_tf, hw_cores)."""
+    option = HARDWARE_FIELD[key]
+    if option.type == "text":
+        return {"default": option.view_default, "kind": "text", "max_length": option.extra["max_length"], "doc": f"custom hardware: {option.help}"}
+    spec = option.view_field()
+    return {**spec, "doc": f"custom hardware: {spec['doc']}"}
+
+
+def cli_help(option: Option) -> str:
+    """An option's --help text: its help, its choices, its default."""
+    text = option.help
+    if option.type == "choice" and len(option.choices) > 3:
+        text += f": {', '.join(map(str, option.choices))}"
+    if option.default not in (None, False):
+        text += f" ({option.default})"
+    elif "unset" in option.extra:
+        text += f" (default: {option.extra['unset']})"
+    return text
+
+
+def _json_property(option: Option) -> dict:
+    """One option as a JSON Schema property (null allowed where the option may be left unset)."""
+    if option.type in ("int", "float"):
+        schema = {"type": "integer" if option.type == "int" else "number", "minimum": option.lo, "maximum": option.hi}
+        if option.choices:
+            schema["enum"] = list(option.choices)
+    elif option.type == "bool":
+        schema = {"type": "boolean"}
+    elif option.type == "choice":
+        schema = {"type": "string", "enum": list(option.choices)}
+    elif option.type == "isa":
+        schema = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]}
+    else:
+        schema = {"type": "string", "minLength": 1, "maxLength": option.extra.get("max_length", MAX_NAME_LENGTH)}
+    if option.default is None and not option.required:
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    elif option.default is not None:
+        schema["default"] = option.default
+    return {**schema, "description": option.help + (f" ({option.unit})" if option.unit else "")}
+
+
+def request_json_schema() -> dict:
+    """The JSON Schema (draft-07) of an estimate request, from OPTIONS and HARDWARE_FIELDS.
+    Cross-field rules (prefix_cached <= prompt_tokens; a draft model or MTP) are the parser's."""
+    hardware = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [o.key for o in HARDWARE_FIELDS if o.required],
+        "properties": {o.key: _json_property(o) for o in HARDWARE_FIELDS},
+    }
+    config = {"type": "object", "required": ["config"], "properties": {"config": {"type": "object"}, "name": {"type": "string"}}}
+    properties = {
+        "hardware": {"description": "catalog name or alias, or a custom device", "anyOf": [{"type": "string", "minLength": 1}, hardware]},
+        "model": {"description": "catalog name or alias, or a Hugging Face config.json", "anyOf": [{"type": "string", "minLength": 1}, config]},
+        "quant": {"description": "weight format name (Q4_K_M, MLX-4bit, EXL3-4.25bpw ...)", "type": "string", "minLength": 1},
+    }
+    properties.update({option.key: _json_property(option) for option in OPTIONS})
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "tokfeel estimate request",
+        "description": "engine.estimate(request). Generated by `python -m engine schemas` from engine/options.py.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(REQUIRED),
+        "properties": properties,
+    }
