@@ -109,8 +109,8 @@ def validate_catalogs() -> dict:
 
 def page_catalog(catalogs: dict) -> dict:
     """The catalogs as the page needs them (PAGE_FIELDS only); each model also names the quant
-    the page switches to when the current one is not published for it (explore.py quant_for)."""
-    from engine.page.explore import quant_for
+    the page switches to when the current one is not published for it (engine/page/points.py quant_for)."""
+    from engine.page.points import quant_for
 
     page = {kind: [{key: entry[key] for key in PAGE_FIELDS[kind]} for entry in entries] for kind, entries in catalogs.items()}
     for model in page["models"]:

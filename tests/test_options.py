@@ -21,7 +21,7 @@ from engine import EngineInputError, estimate
 from engine.cli import _add_estimate
 from engine.options import HARDWARE_FIELD, HARDWARE_FIELDS, OPTION, OPTIONS, request_json_schema
 from engine.page.commands import CLI_FLAGS, CLI_SWITCHES
-from engine.page.explore import PREFERRED_QUANTS
+from engine.page.points import PREFERRED_QUANTS
 from engine.page.fields import URL_LIMITS, VIEW_FIELDS, check_view
 from engine.request import DEFAULTS, KNOWN_KEYS, parse_options
 from engine.system import CUSTOM_OPTIONAL, CUSTOM_REQUIRED

@@ -14,7 +14,7 @@ from engine import EngineInputError, estimate
 from engine.page import handle
 from engine.page.advice import WAIT_CASES, advice, wait_verdicts
 from engine.page.commands import cli_command
-from engine.page.fields import DEFAULT_VIEW
+from engine.page.fields import DEFAULT_VIEW, VIEW_FIELDS
 from engine.page.lanes import lane_view, lane_views, parse_lane
 from engine.page.query import parse_query
 from engine.page.view import request_for_view
@@ -45,7 +45,8 @@ def test_old_five_part_lanes_still_parse_and_gpus_is_the_sixth_part():
     assert parse_lane("rtx-3090*****3") == {"hw": "rtx-3090", "gpus": 3}
     parsed, ignored = parse_query("?hw=rtx-3090&gpus=2&lane1=rtx-5090*****1&lane2=rtx-4090****")
     assert parsed["lane1"] == "rtx-5090*****1" and parsed["lane2"] == "rtx-4090****" and not ignored
-    for bad in ("rtx-5090*****0", "rtx-5090*****17", "rtx-5090*****x", "rtx-5090*****1.5", "a*b*c*d*e*f*g"):
+    too_many = VIEW_FIELDS["gpus"]["max"] + 1
+    for bad in ("rtx-5090*****0", f"rtx-5090*****{too_many}", "rtx-5090*****x", "rtx-5090*****1.5", "a*b*c*d*e*f*g"):
         with pytest.raises(EngineInputError):
             parse_lane(bad)
         assert parse_query(f"?lane1={bad}")[1], bad

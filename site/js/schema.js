@@ -65,7 +65,7 @@ export function laneView(main, laneText) {
 }
 
 /** The quant to switch to with a model: the current one if the model is published in it, else
- *  the model's own (`quant`, chosen by engine/page/explore.py quant_for when the page is built). */
+ *  the model's own (`quant`, chosen by engine/page/points.py quant_for when the page is built). */
 export function quantFor(model, current) {
   if (!model || !model.quants.length || model.quants.includes(current)) return current;
   return model.quant;
