@@ -37,7 +37,7 @@ SITE = ROOT / "site"
 NODE_MODULES = ROOT / "node_modules"
 DEFAULT_OUT = ROOT / "dist"
 
-#: The four files of the Pyodide npm package a site needs, plus its lock file (pyodide-facts.md).
+#: The four files of the Pyodide npm package a site needs, plus its lock file (docs/sources.md, Pyodide and Chromium).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 #: The chart library's self-contained browser build (no bare imports, so no bundler is needed).
 CHART_FILE = "dist/chart.umd.min.js"
@@ -269,15 +269,25 @@ def use_cases() -> dict:
     return {"cases": list(USE_CASES), "source": USE_CASES_SOURCE}
 
 
-def render_page(out: Path, context: dict) -> None:
+@functools.cache
+def templates() -> jinja2.Environment:
+    """The one template environment of the build (site/templates): HTML templates autoescaped,
+    the service worker's script not; an undefined name is an error, never an empty string."""
+    from catalog_page import PAGE_FILTERS
+
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(SITE / "templates"),
-        autoescape=True,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    environment.filters.update(PAGE_FILTERS)
     environment.globals["options"] = menu_options
-    html = environment.get_template("index.html.j2").render(fields=view_fields(), **context)
+    return environment
+
+
+def render_page(out: Path, context: dict) -> None:
+    html = templates().get_template("index.html.j2").render(fields=view_fields(), **context)
     (out / "index.html").write_text(html, encoding="utf-8")
 
 
@@ -285,16 +295,9 @@ def render_catalog_page(out: Path, assets_url: str) -> None:
     """catalog.html: every catalog entry with its sources and the file to edit (catalog_page.py
     builds the rows and formats the numbers), and the calibration document it links to. It loads
     the same content-addressed scripts and styles as the main page."""
-    from catalog_page import CALIBRATION_DOC, PAGE_FILTERS, catalog_context
+    from catalog_page import CALIBRATION_DOC, catalog_context
 
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(SITE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    environment.filters.update(PAGE_FILTERS)
-    html = environment.get_template("catalog.html.j2").render(**catalog_context(), assets_url=assets_url)
+    html = templates().get_template("catalog.html.j2").render(**catalog_context(), assets_url=assets_url)
     (out / "catalog.html").write_text(html, encoding="utf-8")
     (out / CALIBRATION_DOC).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / CALIBRATION_DOC, out / CALIBRATION_DOC)
@@ -336,8 +339,7 @@ def write_service_worker(out: Path) -> str:
     files = {path.relative_to(out).as_posix(): integrity_of(path) for path in sorted(out.rglob("*")) if path.is_file()}
     digest = hashlib.sha256("".join(f"{name} {integrity}\n" for name, integrity in files.items()).encode()).hexdigest()
     cache = f"{CACHE_PREFIX}{digest[:16]}"
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(SITE / "templates"), autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    script = environment.get_template(f"{SERVICE_WORKER}.j2").render(
+    script = templates().get_template(f"{SERVICE_WORKER}.j2").render(
         cache_json=json.dumps(cache),
         cache_prefix_json=json.dumps(CACHE_PREFIX),
         files_json=json.dumps(files, indent=2, sort_keys=True),

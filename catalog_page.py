@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from engine.arch import ATTENTION_KINDS, text_config
-from engine.catalog import DATA_DIR, GB, read_toml_tables
+from engine.catalog import DATA_DIR, FIT_FILE, GB, read_toml_tables
 from engine.engines import Engine, load_engines
 from engine.errors import EngineInputError
 from engine.hardware import VENDORS, Device, load_hardware
@@ -29,8 +29,7 @@ VENDOR_TITLES = {
     "nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple", "qualcomm": "Qualcomm",
     "ampere": "Ampere", "raspberry-pi": "Raspberry Pi", "other": "Other",
 }
-#: The fit the page shows and the document that explains it (both in the repository).
-FIT_FILE = DATA_DIR / "calibration" / "fit.json"
+#: The document that explains the fit the page shows (engine.catalog.FIT_FILE).
 CALIBRATION_DOC = "docs/calibration.md"
 
 

@@ -15,7 +15,6 @@ build already made (:func:`prevalidated`).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
@@ -31,14 +30,18 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 #: Where the catalogs live: ``engine/data`` in an installed wheel, else ``data/`` beside the
 #: ``engine`` package (a checkout, the page's bundle).
 DATA_DIR = _PACKAGE_DIR / "data" if (_PACKAGE_DIR / "data").is_dir() else _PACKAGE_DIR.parent / "data"
+#: The calibrated parameters (written by ``python -m engine calibrate``, read by params.py).
+FIT_FILE = DATA_DIR / "calibration" / "fit.json"
 
 #: The bundle's parsed catalogs, {path under data/: TOML document} (build.py compile_catalogs).
 COMPILED_CATALOGS = DATA_DIR / "catalogs.json"
 
 #: GiB -> bytes. Device memory is stored in GiB (see data/README.md, "Units").
 GIB = 2**30
+#: 10^9, the SI giga (GHz -> Hz, GFLOPS -> FLOP/s).
+GIGA = 10**9
 #: GB -> bytes. Every other byte quantity is SI.
-GB = 10**9
+GB = GIGA
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
@@ -191,23 +194,6 @@ class AliasIndex:
         if owner is not None and owner != entry_id:
             raise CatalogError(f"{self.kind} alias {name!r} names both {owner!r} and {entry_id!r}")
         self.names[key] = entry_id
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-@cache
-def data_file(*parts: str) -> Path:
-    path = DATA_DIR.joinpath(*parts)
-    if not path.exists():
-        raise CatalogError(f"missing data file {path.relative_to(DATA_DIR.parent)}")
-    return path
 
 
 #: JSON Schema type names of the Python types a Field may have.

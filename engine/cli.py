@@ -1,7 +1,7 @@
 """Command line: ``python -m engine estimate|list|score|calibrate|bench|measured|schemas``.
 
 Bad input (an unknown name, a value out of range) prints one line to stderr and exits with
-status 2, never a traceback (contract.md section 1).
+status 2, never a traceback (docs/sources.md, the command line's promises).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Decode: the time of one generation step, and runs of many steps as the context grows.
 
-One step for ``batch`` sequences at ``context`` cached tokens (physics.md sections 1, 2, 5-7):
+One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md sections 1, 2, 5-7):
 
     t = max(weights / (BW * eta_bw) + (weights read * dequant_ops + codebook weights * codebook_ops) / FLOPS,
             2 * active params * batch / (FLOPS * eta_decode_compute))
@@ -55,7 +55,16 @@ from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements,
 from .params import BackendParams
 from .parallel import split_sync_parts
 from .quant import KV_CODEBOOK_TYPES
-from .roofline import bandwidth_bytes_s, clock_factor, cpu_bandwidth, cpu_kernel, thread_limited_flops, vector_flops
+from .roofline import (
+    bandwidth_bytes_s,
+    clock_factor,
+    cpu_bandwidth,
+    cpu_kernel,
+    realised_bandwidth,
+    soc_memory,
+    thread_limited_flops,
+    vector_flops,
+)
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction
 
@@ -214,7 +223,7 @@ def step_features(
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
         quantized=system.quant.kind != "dense",
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
-        unified_memory=device.kind == "soc",
+        unified_memory=soc_memory(device),
         # A measured bandwidth already is what the machine's cores draw: no per-core limit on top.
         cpu_threads=0 if device.bandwidth_measured else threads,
         cpu_cores=(device.cpu_cores or threads) if threads else 0,
@@ -232,7 +241,7 @@ def step_features(
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
     device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
-    bandwidth = f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0)
+    bandwidth = realised_bandwidth(f.bandwidth, p, f.unified_memory)
     if f.cpu_threads:
         bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
     unpack_s = (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
@@ -283,8 +292,8 @@ def parallel_cards(system: System) -> int:
 
 
 def ceiling_tps(system: System) -> float:
-    """The bandwidth ceiling of physics.md section 1: all weights read at the peak bandwidth,
-    nothing else (no KV, no overhead). What the seeds call 'the formula'. Row and tensor splits
+    """The bandwidth ceiling of docs/physics.md section 1: all weights read at the peak bandwidth,
+    nothing else (no KV, no overhead). What article 000 calls 'the formula'. Row and tensor splits
     read every layer on all cards at once, so their ceiling is the cards' summed bandwidth."""
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * parallel_cards(system)
     return bandwidth / system.profile.read_per_token(distinct_expert_fraction(system.arch, 1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from .catalog import DATA_DIR, GIB, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, GB, GIB, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
 
 VENDORS = ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other")
 KINDS = ("gpu", "soc", "cpu")
@@ -168,7 +168,7 @@ class Device:
             "id": self.id,
             "name": self.name,
             "bandwidth_gbs": self.bandwidth_gbs,
-            "memory_gb": round(self.memory_bytes / 1e9, 3),
+            "memory_gb": round(self.memory_bytes / GB, 3),
             "memory_gib": self.memory_gib,
         }
 

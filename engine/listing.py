@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .catalog import GB
 from .engines import load_engines
 from .errors import EngineInputError
 from .hardware import load_hardware
@@ -25,7 +26,7 @@ def _hardware() -> list[dict]:
                 "form_factor": device.form_factor,
                 "status": device.status,
                 "memory_gib": device.memory_gib,
-                "memory_gb": device.memory_bytes / 1e9,
+                "memory_gb": device.memory_bytes / GB,
                 "bandwidth_gbs": device.bandwidth_gbs,
                 "fp16_tflops": device.fp16_tflops,
                 "backend": device.backend,

@@ -28,7 +28,7 @@ OS_RESERVE_FIXED_BYTES = 2.5e9
 OS_RESERVE_SHARE = 0.10
 
 #: macOS lets the GPU wire at most ~2/3 of unified memory on machines up to 36 GB and ~3/4 above
-#: (Metal's recommendedMaxWorkingSetSize; physics.md section 4; raised with
+#: (Metal's recommendedMaxWorkingSetSize; docs/physics.md section 4; raised with
 #: ``sudo sysctl iogpu.wired_limit_mb``).
 APPLE_GPU_SHARE_SMALL = 2 / 3
 APPLE_GPU_SHARE_LARGE = 3 / 4

@@ -3,7 +3,7 @@
 llama.cpp's ``-ngl N`` keeps the last N blocks on the GPU and the rest (with the embedding and,
 unless every block is offloaded, the output head) in system RAM; ``--n-cpu-moe`` / ``-ot
 exps=CPU`` keeps only the routed experts in RAM. Per token the two parts run one after the other,
-so the slow part dominates (physics.md section 5).
+so the slow part dominates (docs/physics.md section 5).
 """
 
 from __future__ import annotations
@@ -45,19 +45,3 @@ def place_layers(profile: WeightProfile, gpu_layer_fraction: float) -> Placement
 def place_experts_on_host(profile: WeightProfile) -> Placement:
     """Attention, shared weights and head on the GPU; routed experts in system RAM."""
     return Placement(1.0, True, profile.total - profile.experts, profile.experts)
-
-
-def largest_fitting_fraction(profile: WeightProfile, gpu_budget_bytes: float) -> float:
-    """The most blocks (as a fraction) whose weights fit ``gpu_budget_bytes``, like llama.cpp's
-    automatic fit: whole blocks from the last one down."""
-    layers = len(profile.per_layer)
-    if profile.total <= gpu_budget_bytes:
-        return 1.0
-    used = 0.0
-    count = 0
-    for size in reversed(profile.per_layer):
-        if used + size > gpu_budget_bytes:
-            break
-        used += size
-        count += 1
-    return count / layers

@@ -8,7 +8,7 @@
   over the interconnect: twice per layer for tensor parallelism (after attention and after the
   MLP, Megatron-LM's scheme), after every split matrix multiplication for llama.cpp's row split.
   Each combine costs a latency plus the activations over the link, which is why two cards give
-  1.2-1.6x, not 2x (physics.md section 6).
+  1.2-1.6x, not 2x (docs/physics.md section 6).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .catalog import GB
 from .hardware import PCIE_GBS_PER_LANE
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def pcie_link(system: System) -> tuple[int, int, float]:
     device, options = system.device, system.options
     gen = min(device.pcie_gen or DEFAULT_PCIE_GEN, options.slot_pcie_gen or 99)
     lanes = min(device.pcie_lanes or DEFAULT_PCIE_LANES, options.slot_pcie_lanes or 99)
-    return gen, lanes, PCIE_GBS_PER_LANE[gen] * lanes * 1e9
+    return gen, lanes, PCIE_GBS_PER_LANE[gen] * lanes * GB
 
 
 def uses_nvlink(system: System) -> bool:
@@ -68,7 +69,7 @@ def uses_nvlink(system: System) -> bool:
 def link(system: System) -> tuple[str, float, float]:
     """(name, bandwidth bytes/s, latency s) of the link the cards exchange activations over."""
     if uses_nvlink(system):
-        return "NVLink", system.device.nvlink_gbs / 2 * 1e9, SYNC_LATENCY_NVLINK_S
+        return "NVLink", system.device.nvlink_gbs / 2 * GB, SYNC_LATENCY_NVLINK_S
     gen, lanes, bandwidth = pcie_link(system)
     return f"PCIe {gen}.0 x{lanes}", bandwidth, SYNC_LATENCY_PCIE_S
 

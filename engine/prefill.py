@@ -33,7 +33,7 @@ from .params import BackendParams
 from .arch import Architecture
 from .engines import Engine
 from .quant import QuantFormat, storage, tensor_types
-from .roofline import bandwidth_bytes_s, core_share, matmul_flops, thread_limited_flops
+from .roofline import bandwidth_bytes_s, core_share, matmul_flops, realised_bandwidth, soc_memory, thread_limited_flops
 from .system import System
 from .weights import LOOKUP_TENSORS, distinct_expert_fraction
 
@@ -187,7 +187,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         flash_attn=system.flash_attn,
         quantized=system.quant.kind != "dense",
         moe_layers=profile.expert_layers,
-        unified_memory=system.device.kind == "soc",
+        unified_memory=soc_memory(system.device),
         cpu_untiled_weights=cpu_paths[0],
         cpu_untiled_codebook_weights=cpu_paths[1],
         cpu_tiled_weights=cpu_paths[2],
@@ -210,7 +210,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
             + (f.cpu_tiled_weights * p.dequant_ops + f.cpu_tiled_codebook_weights * p.codebook_ops) / CPU_TILE_COLUMNS
         )
         compute_s += f.tokens * ops / f.vector_rate
-    memory_s = f.memory_bytes / (f.bandwidth * p.eta_bw * (p.soc_bw_factor if f.unified_memory else 1.0))
+    memory_s = f.memory_bytes / realised_bandwidth(f.bandwidth, p, f.unified_memory)
     fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .catalog import GB, GIGA
 from .hardware import Device
 from .quant import QuantFormat
 
 TERA = 1e12
-GIGA = 1e9
 
 
 #: A measured memory bandwidth (STREAM triad, Intel MLC) as a share of the channels' peak: STREAM
@@ -33,10 +33,22 @@ def bandwidth_bytes_s(device: Device, backend: str) -> float:
     bandwidth stands for the peak it is a share of (MEASURED_BANDWIDTH_SHARE).
     """
     if backend == "cpu" and device.kind == "soc" and device.cpu_bandwidth_gbs:
-        return device.cpu_bandwidth_gbs * GIGA
+        return device.cpu_bandwidth_gbs * GB
     if device.bandwidth_measured:
-        return device.bandwidth_gbs / MEASURED_BANDWIDTH_SHARE * GIGA
-    return device.bandwidth_gbs * GIGA
+        return device.bandwidth_gbs / MEASURED_BANDWIDTH_SHARE * GB
+    return device.bandwidth_gbs * GB
+
+
+def soc_memory(device: Device) -> bool:
+    """The device is a system on a chip streaming from LPDDR it shares with its CPU cores (not a
+    card's GDDR/HBM, not a CPU-only system): its decode and prefill pay ``soc_bw_factor``."""
+    return device.kind == "soc"
+
+
+def realised_bandwidth(bandwidth: float, p, soc: bool) -> float:
+    """Bytes/s a backend with parameters ``p`` streams at from ``bandwidth`` peak bytes/s: the
+    fitted share ``eta_bw``, times ``soc_bw_factor`` on a system on a chip (:func:`soc_memory`)."""
+    return bandwidth * p.eta_bw * (p.soc_bw_factor if soc else 1.0)
 
 
 def fp16_matrix_flops(device: Device, backend: str) -> float:
@@ -254,15 +266,15 @@ def cpu_bandwidth(bandwidth: float, threads: int, cores: int, ccds: int, core_bw
     MLC, ik_llama.cpp PR 534). A slice of a CPU (a VM's cores) is limited the same way.
     """
     busy = min(threads, cores or threads)
-    limit = min(bandwidth, busy * core_bw_gbs * GIGA)
+    limit = min(bandwidth, busy * core_bw_gbs * GB)
     if ccds:
-        limit = min(limit, min(ccds, busy) * ccd_bw_gbs * GIGA)
+        limit = min(limit, min(ccds, busy) * ccd_bw_gbs * GB)
     return limit
 
 
 def thread_limited_bandwidth(bandwidth: float, threads: int, core_bw_gbs: float) -> float:
     """Memory bandwidth ``threads`` cores can pull (no chiplet limit; see :func:`cpu_bandwidth`)."""
-    return min(bandwidth, threads * core_bw_gbs * GIGA)
+    return min(bandwidth, threads * core_bw_gbs * GB)
 
 
 #: Clock at which the per-layer overhead ``t_layer_s`` is stated, MHz.

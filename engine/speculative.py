@@ -1,5 +1,5 @@
 """Speculative decoding: a small draft model (or the model's own MTP head) proposes k tokens, the
-target checks them all in one forward pass (physics.md section 8).
+target checks them all in one forward pass (docs/physics.md section 8).
 
 Per cycle the draft runs k decode steps and the target one verification pass over k+1 tokens of
 the same sequence: memory bound, so about the cost of one ordinary step plus the extra matmul
@@ -16,9 +16,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .decode import step_features, step_time_from
+from .catalog import GB
+from .decode import parallel_cards, step_features, step_time_from
 from .errors import EngineInputError
 from .kvcache import kv_read_elements
+from .roofline import bandwidth_bytes_s, realised_bandwidth, soc_memory
 from .system import System
 from .weights import distinct_expert_fraction
 
@@ -75,7 +77,7 @@ class SpeculativePlan:
             "draft_step_s": self.draft_step_s,
             "verify_s": self.verify_s,
             "speedup": self.tps / plain_tps if plain_tps else 0.0,
-            "draft_memory_gb": self.draft_memory_bytes / 1e9,
+            "draft_memory_gb": self.draft_memory_bytes / GB,
         }
 
 
@@ -92,10 +94,8 @@ def _mtp_step_seconds(system: System) -> float:
     if not profile.mtp:
         raise EngineInputError(f"{system.model.name} has no multi-token-prediction head", field="mtp")
     bytes_read = profile.mtp_read_per_token(distinct_expert_fraction(system.arch, 1))
-    bandwidth = system.device.bandwidth_gbs * 1e9 * p.eta_bw * (system.gpus if system.options.split != "layer" else 1)
-    if system.device.kind == "soc":
-        bandwidth *= p.soc_bw_factor
-    return bytes_read / bandwidth + p.t_layer_s + p.t_token_s
+    peak = bandwidth_bytes_s(system.device, system.backend) * parallel_cards(system)
+    return bytes_read / realised_bandwidth(peak, p, soc_memory(system.device)) + p.t_layer_s + p.t_token_s
 
 
 def plan(system: System, draft: System | None, context: int) -> SpeculativePlan:

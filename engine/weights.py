@@ -137,7 +137,7 @@ def distinct_expert_fraction(arch: Architecture, tokens_in_flight: int, exponent
     """Expected share of a layer's routed experts touched by ``tokens_in_flight`` tokens at once.
 
     With top-k routing over n experts and independent tokens, an expert is missed by one token
-    with probability 1 - k/n, so by B tokens with (1 - k/n)^B (physics.md section 7). Real tokens
+    with probability 1 - k/n, so by B tokens with (1 - k/n)^B (docs/physics.md section 7). Real tokens
     are not independent (related sequences route alike), which the calibration captures as an
     effective token count B^exponent (exponent 1 = independent). One token: exactly k/n.
     """

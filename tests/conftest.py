@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CHROMIUM = "/usr/bin/chromium"
-#: Launch flags measured to work here (pyodide-facts.md): no sandbox as root, no GPU, none of
+#: Launch flags measured to work here (docs/sources.md, Pyodide and Chromium): no sandbox as root, no GPU, none of
 #: Chromium's own background traffic; a dead proxy stops what remains, loopback bypasses it.
 CHROMIUM_ARGS = [
     "--no-sandbox",

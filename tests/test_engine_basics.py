@@ -1,4 +1,4 @@
-"""The engine's entry point and CLI: the contract's shape, the seeds' sanity case, bad input."""
+"""The engine's entry point and CLI: the public interface's shape (docs/sources.md), the founding articles' sanity case, bad input."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_result_has_the_contract_keys():
 
 def test_q4_k_m_weights_and_the_range_around_the_prediction():
     """Q4_K_M is ~4.9 bits per weight on Llama 3 8B, so ~4.9 GB of weights, not 4.0 or 4.5
-    (the seeds' sanity speeds are in test_physics_sanity.py)."""
+    (the founding articles' sanity speeds are in test_physics_sanity.py)."""
     result = estimate(BASE)
     assert result["decode_tps_low"] <= result["decode_tps"] <= result["decode_tps_high"]
     assert result["fit"] == "fits"

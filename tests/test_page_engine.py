@@ -231,7 +231,7 @@ def test_advice_offers_expert_offload_only_where_it_is_faster():
 
 
 def test_agent_matches_the_seed_example_arithmetic():
-    """Seed 002: 4 turns x 200 tokens, one 300 ms tool call each: generation + tools + prefill."""
+    """Article 002 (docs/sources.md): 4 turns x 200 tokens, one 300 ms tool call each: generation + tools + prefill."""
     result = agent({"view": DEFAULT_VIEW})
     assert result["inputs"] == {"turns": 4, "gen_tokens": 200, "tool_calls": 1, "tool_latency_s": 0.3, "tool_result_tokens": 300, "prefix_cache": True}
     assert result["tools_s"] == pytest.approx(1.2)

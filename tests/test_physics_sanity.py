@@ -1,7 +1,7 @@
-"""The seeds' sanity numbers (physics.md sections 1-8) as tests against the calibrated engine.
+"""The founding articles' sanity numbers (docs/sources.md, docs/physics.md sections 1-8) as tests against the calibrated engine.
 
-Each bound comes from the seed documents (data/answers are not involved); where measurements
-disagree with a seed's round number, the comment says so and the bound follows the measurement.
+Each bound comes from those articles (data/answers are not involved); where measurements
+disagree with an article's round number, the comment says so and the bound follows the measurement.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def decode(**changes) -> float:
 
 
 def test_rtx_4090_llama_8b_q4_ceiling_and_prediction():
-    """Seed 000: 1008 GB/s / ~4.9 GB = ~205 tok/s ceiling; observed ~120-150, i.e. 60-75%."""
+    """Article 000: 1008 GB/s / ~4.9 GB = ~205 tok/s ceiling; observed ~120-150, i.e. 60-75%."""
     result = estimate(CARD)
     assert 190 <= result["decode_ceiling_tps"] <= 225
     assert 115 <= result["decode_tps"] <= 160
@@ -30,13 +30,13 @@ def test_rtx_4090_llama_8b_q4_ceiling_and_prediction():
 
 
 def test_long_context_costs_half_to_two_thirds_of_the_speed():
-    """Seed 000: deep into a 64k session the same set-up falls to one half or one third."""
+    """Article 000: deep into a 64k session the same set-up falls to one half or one third."""
     ratio = decode(depth=64_000) / decode()
     assert 1 / 3 <= ratio <= 1 / 2 + 0.05
 
 
 def test_moe_needs_memory_of_its_total_but_decodes_like_its_active_part():
-    """Seed 000: Qwen3-30B-A3B at Q4 takes ~18 GB of VRAM yet reads only its ~3B active parameters
+    """Article 000: Qwen3-30B-A3B at Q4 takes ~18 GB of VRAM yet reads only its ~3B active parameters
     per token, "the knowledge of a big model at the speed of a small one". It reads less than a
     dense 3B (1.9 GB against 2.0 GB) but runs 48 layers, each with routing kernels
     (t_moe_layer_decode_s), against Llama 3.2 3B's 28: public single-4090 reports put it at ~0.75
@@ -52,7 +52,7 @@ def test_moe_needs_memory_of_its_total_but_decodes_like_its_active_part():
 
 
 def test_f16_is_several_times_slower_than_q4():
-    """Seed 000 says ~3x (16 GB vs 4.9 GB read per token). Measured llama.cpp runs land lower,
+    """Article 000 says ~3x (16 GB vs 4.9 GB read per token). Measured llama.cpp runs land lower,
     because the fixed per-token overhead does not shrink: 2.4x on an RTX 3090 and 4090
     (XiongjieDai tg512, data/calibration/measurements.csv). Bound: 2-3.5x."""
     ratio = decode() / decode(quant="F16")
@@ -60,14 +60,14 @@ def test_f16_is_several_times_slower_than_q4():
 
 
 def test_doubling_parameters_roughly_halves_speed():
-    """Seed 000: one card, four models; doubling the parameters roughly halves the speed."""
+    """Article 000: one card, four models; doubling the parameters roughly halves the speed."""
     small = decode(model="qwen2.5-14b")
     big = decode(model="qwen2.5-32b")
     assert 0.35 <= big / small <= 0.6
 
 
 def test_two_cards_tensor_split_gain_over_layer_split():
-    """Seed 000 / physics.md 6: a good two-card split gives 1.2-1.6x single-stream, not 2x."""
+    """Article 000 / docs/physics.md 6: a good two-card split gives 1.2-1.6x single-stream, not 2x."""
     setup = {"hardware": "rtx-3090", "gpus": 2, "model": "qwen3.6-27b", "quant": "AWQ-4bit", "engine": "vllm"}
     layer = estimate({**setup, "split": "layer"})["decode_tps"]
     tensor = estimate({**setup, "split": "tensor"})["decode_tps"]
@@ -75,7 +75,7 @@ def test_two_cards_tensor_split_gain_over_layer_split():
 
 
 def test_partial_offload_runs_much_closer_to_cpu_than_to_gpu_speed():
-    """Seed 000: 80% of the layers on the GPU runs much closer to CPU speed than to 80% of GPU."""
+    """Article 000: 80% of the layers on the GPU runs much closer to CPU speed than to 80% of GPU."""
     model = {"model": "qwen2.5-32b", "quant": "Q4_K_M"}
     gpu = estimate({"hardware": "rtx-4090", **model})["decode_tps"]
     offload = estimate({"hardware": "rtx-4090", "gpu_layers": 0.8, **model})
@@ -86,7 +86,7 @@ def test_partial_offload_runs_much_closer_to_cpu_than_to_gpu_speed():
 
 
 def test_one_quant_step_down_beats_a_half_offload():
-    """Seed 000: if a model almost fits, one quant step down beats offloading."""
+    """Article 000: if a model almost fits, one quant step down beats offloading."""
     model = {"hardware": "rtx-4090", "model": "qwen2.5-32b"}
     q6 = estimate({**model, "quant": "Q6_K"})
     q4 = estimate({**model, "quant": "Q4_K_M"})
@@ -95,15 +95,15 @@ def test_one_quant_step_down_beats_a_half_offload():
 
 
 def test_a_12k_paste_costs_a_few_seconds_before_the_first_token():
-    """Seed 000: a 4090-class card prefills an 8B Q4 at a few thousand tok/s, so a 12k-token
-    paste costs a few seconds (the seed says ~3-5 s) even though decode then runs at ~140."""
+    """Article 000: a 4090-class card prefills an 8B Q4 at a few thousand tok/s, so a 12k-token
+    paste costs a few seconds (the article says ~3-5 s) even though decode then runs at ~140."""
     result = estimate({**CARD, "prompt_tokens": 12_000})
     assert 1.5 <= result["ttft_s"] <= 6.0
     assert 1_000 <= result["prefill_tps"] <= 12_000
 
 
 def test_speculative_decoding_two_to_three_times_for_near_greedy_work():
-    """Seed 000: a small draft gives 2-3x on near-greedy work; less at high temperature."""
+    """Article 000: a small draft gives 2-3x on near-greedy work; less at high temperature."""
     setup = {"hardware": "rtx-3090", "gpus": 2, "model": "llama-3.1-70b", "quant": "Q4_K_M", "draft": "llama-3.2-1b"}
     code = estimate({**setup, "workload": "code"})
     creative = estimate({**setup, "workload": "creative"})
@@ -112,14 +112,14 @@ def test_speculative_decoding_two_to_three_times_for_near_greedy_work():
 
 
 def test_mtp_on_a_27b_roughly_doubles_a_3090():
-    """Seed 002: the same RTX 3090 gives ~70 tok/s on a 27B with MTP vs ~40 without."""
+    """Article 002 (docs/sources.md): the same RTX 3090 gives ~70 tok/s on a 27B with MTP vs ~40 without."""
     result = estimate({"hardware": "rtx-3090", "model": "qwen3.6-27b", "quant": "Q4_K_M", "mtp": True, "draft_tokens": 2})
     assert 30 <= result["decode_tps_plain"] <= 50
     assert 55 <= result["decode_tps"] <= 95
 
 
 def test_capacity_decides_what_fits_bandwidth_how_fast():
-    """Seed 001: a 512 GB Mac loads models no 24 GB card holds, yet the card is faster on models
+    """Article 001: a 512 GB Mac loads models no 24 GB card holds, yet the card is faster on models
     that fit it."""
     mac = {"hardware": "Apple M3 Ultra 80-core GPU 512GB"}
     big = estimate({**mac, "model": "deepseek-v3", "quant": "Q4_K_M"})
@@ -129,7 +129,7 @@ def test_capacity_decides_what_fits_bandwidth_how_fast():
 
 
 def test_a_32b_on_a_24gb_card_is_fast_enough_for_chat():
-    """Seed 000: a 32B on a 24 GB card is still fast enough for chat (10-20 tok/s, seed 002),
+    """Article 000: a 32B on a 24 GB card is still fast enough for chat (10-20 tok/s, article 002),
     though far below the 60-100+ of heavy agentic coding."""
     speed = estimate({**CARD, "model": "qwen2.5-32b"})["decode_tps"]
     assert 15 <= speed < 60

@@ -14,7 +14,7 @@ from .fields import check_view
 from .points import call_view, estimate_point, point_request
 from .view import default_draft
 
-#: How fast is fast enough (seed 002, physics.md section 10): usable decode speed per use, in
+#: How fast is fast enough (article 002 in docs/sources.md; docs/physics.md section 10): usable decode speed per use, in
 #: tokens/s. ``low`` is where the use starts to work, ``high`` where it is comfortable.
 USE_CASES = (
     {"id": "floor", "label": "Streaming at all", "short": "floor", "low": 2, "high": 3,
@@ -28,15 +28,15 @@ USE_CASES = (
     {"id": "agentic", "label": "Heavy agentic coding", "short": "agents", "low": 60, "high": 100,
      "why": "many model calls and tool calls add up: 60-100+ tok/s"},
 )
-USE_CASES_SOURCE = "seed 002 (tokens per second for each use case), physics.md section 10"
+USE_CASES_SOURCE = "article 002, docs/sources.md (tokens per second for each use case), docs/physics.md section 10"
 
-#: How long a wait may be (seed 002: TTFT and total time matter as much as tok/s, for chat and
+#: How long a wait may be (article 002 in docs/sources.md: TTFT and total time matter as much as tok/s, for chat and
 #: agents). ``good_s``/``ok_s``: at most this many seconds is comfortable / still usable. Chat is
 #: judged on its first visible words (thinking included): 1 s keeps the user's flow of thought
 #: (Nielsen, "Response Times: The 3 Important Limits",
-#: https://www.nngroup.com/articles/response-times-3-important-limits/); seed 002 says 5-10 s on a
+#: https://www.nngroup.com/articles/response-times-3-important-limits/); article 002 says 5-10 s on a
 #: long document is already perceived as slowness. An agent acts on the whole answer of each
-#: call: 10 s is the limit for keeping attention on a task (Nielsen), and seed 002 calls 30 s
+#: call: 10 s is the limit for keeping attention on a task (Nielsen), and article 002 calls 30 s
 #: before the first token unbearable even at 50 tok/s.
 WAIT_CASES = (
     {"id": "chat_wait", "label": "Chat: first words", "short": "first words", "measure": "visible_ttft_s", "good_s": 1, "ok_s": 5,
@@ -44,7 +44,7 @@ WAIT_CASES = (
     {"id": "agent_wait", "label": "Agents: whole answer", "short": "agent call", "measure": "total_s", "good_s": 10, "ok_s": 30,
      "why": "an agent acts on the complete answer of each call: within 10 s keeps attention, 30 s is too long to wait"},
 )
-WAIT_CASES_SOURCE = "seed 002 (TTFT and total time); Nielsen, Response Times: The 3 Important Limits (1 s, 10 s)"
+WAIT_CASES_SOURCE = "article 002, docs/sources.md (TTFT and total time); Nielsen, Response Times: The 3 Important Limits (1 s, 10 s)"
 #: System RAM sizes (GiB) tried when offloaded weights need more: common desktop and workstation
 #: kits (2 or 4 DIMMs of 16-64 GB, 8 channels of 64 GB).
 RAM_SIZES_GIB = (32, 48, 64, 96, 128, 192, 256, 384, 512)

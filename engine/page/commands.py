@@ -90,7 +90,7 @@ def _llama_common(request: dict, result: dict) -> list[str]:
 
 
 def check_commands(request: dict, result: dict) -> list[dict]:
-    """Commands a user runs to check this prediction on real hardware (physics.md section 11:
+    """Commands a user runs to check this prediction on real hardware (docs/physics.md section 11:
     llama-bench's pp/tg figures, llama-server's per-request timings), with what to compare."""
     _check_request(request)
     _check_result(result)

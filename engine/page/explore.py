@@ -23,7 +23,7 @@ from .advice import verdicts as verdicts
 from .points import MAX_CHUNK as MAX_CHUNK
 from .points import call_view, chunk_of, estimate_point, point_request, quant_for
 
-#: "One card, four models" (seed 000): dense models that double in size, then popular MoEs.
+#: "One card, four models" (article 000, docs/sources.md): dense models that double in size, then popular MoEs.
 MODEL_SWEEP = ("llama-3.1-8b", "qwen3-14b", "qwen3-32b", "llama-3.3-70b", "gpt-oss-20b", "qwen3-30b-a3b", "gpt-oss-120b")
 #: Devices people weigh against each other, from a 12 GB card to a data-center GPU.
 HARDWARE_SWEEP = (
@@ -161,7 +161,7 @@ def reverse(args: dict) -> dict:
 
 # ------------------------------------------------------------------ agent task
 
-#: The agent estimate's inputs: (default, lowest, highest). The defaults are seed 002's worked
+#: The agent estimate's inputs: (default, lowest, highest). The defaults are article 002's (docs/sources.md) worked
 #: example: a ReAct agent, 4 turns of 200 tokens, one 300 ms tool call per turn.
 AGENT_INPUTS = {
     "turns": (4, 1, 100),
@@ -217,7 +217,7 @@ def _agent_run(view: dict, inputs: dict, prefix_cache: bool) -> dict:
 
 
 def agent(args: dict) -> dict:
-    """End-to-end time of an agent task (seed 002: measure the whole flow, not tok/s alone),
+    """End-to-end time of an agent task (article 002, docs/sources.md: measure the whole flow, not tok/s alone),
     with and without a prefix cache."""
     view = call_view(args, *AGENT_INPUTS, "prefix_cache")
     inputs = _agent_inputs(args)

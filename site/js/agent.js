@@ -1,4 +1,4 @@
-// An agent task end to end (seed 002's worked example): model calls, tokens per call, tool calls
+// An agent task end to end (article 002's (docs/sources.md) worked example): model calls, tokens per call, tool calls
 // and their latency, with or without a prefix cache. The engine computes each turn.
 
 import { el } from "./dom.js";

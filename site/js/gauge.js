@@ -1,5 +1,5 @@
 // The live tok/s gauge: a logarithmic track from 1 to 3,000 tok/s with the use-case thresholds
-// (seed 002) marked as bands, a needle for the rate right now and a tick for the prediction.
+// (article 002, docs/sources.md) marked as bands, a needle for the rate right now and a tick for the prediction.
 // The number beside it is what screen readers and reduced-motion visitors get; the track is
 // decoration (aria-hidden).
 

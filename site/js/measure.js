@@ -18,7 +18,7 @@ const LOCAL = /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/;
 const SERVER_NAMES = { "llama-server": "llama-server", ollama: "Ollama", lmstudio: "LM Studio", openai: "an OpenAI-compatible server" };
 /** A model load shorter than this is Ollama's bookkeeping, not a load inside the run. */
 const LOAD_FLAG_S = 1;
-/** The CSV columns of data/calibration/measurements.csv (the contract's `score` input). */
+/** The CSV columns of data/calibration/measurements.csv (the input of python -m engine score). */
 export const CSV_COLUMNS = ["source_id", "hardware", "n_devices", "split_mode", "model", "params_b", "active_params_b", "quant", "backend", "engine", "test", "n_tokens", "depth", "batch", "flash_attn", "tokens_per_s", "notes"];
 /** source_id of a row a visitor copies from the page. */
 export const VISITOR_SOURCE = "tokfeel_visitor_measurement";

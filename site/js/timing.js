@@ -2,7 +2,7 @@
 // (llama-server's OpenAI route with its `timings`, Ollama's native /api/chat with its durations,
 // LM Studio's /api/v1/chat events with their stats), timed here as it arrives. TTFT is the wait for
 // the first generated token; decode speed is the tokens after the first over the time after the
-// first (physics.md section 11), from the server's own token count when it sends a plausible one.
+// first (docs/physics.md section 11), from the server's own token count when it sends a plausible one.
 
 import { HttpError, positiveUpTo, shortText, wholeIn } from "./servers.js";
 

@@ -10,7 +10,7 @@ import { LANE_KEYS } from "../race.js";
 import { answers, catalog, devices, models, schema, viewFields } from "../data.js";
 import { CustomModel } from "./custom.js";
 
-/** Prompt presets (seed 002's cases): a label and a token count. */
+/** Prompt presets (article 002's cases, docs/sources.md): a label and a token count. */
 const PROMPT_PRESETS = [
   ["Short question", 20],
   ["Paragraph", 150],
