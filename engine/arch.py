@@ -215,6 +215,55 @@ def mlp_tensors(layer: int, hidden: int, intermediate: int, suffix: str = "", ex
     ]
 
 
+def gqa_attention(heads: int, kv_heads: int, head_dim: int, window: int = 0) -> LayerAttention:
+    """A softmax attention layer whose ``heads`` query heads share ``kv_heads`` key/value heads,
+    over the whole context or, with ``window``, its last ``window`` tokens."""
+    return LayerAttention(
+        kind="sliding" if window else "full",
+        kv_elements_per_token=2 * kv_heads * head_dim,
+        window=window,
+        flops_per_pair=2 * heads * (head_dim + head_dim),
+        query_heads=heads,
+    )
+
+
+def output_head(vocab: int, hidden: int, tied: bool) -> list[Tensor]:
+    """What closes a decoder: the final norm and, unless the config ties it to the token
+    embedding, the output head (vocab x hidden)."""
+    tensors = [Tensor("output_norm", -1, 1, hidden)]
+    if not tied:
+        tensors.append(Tensor("output", -1, vocab, hidden))
+    return tensors
+
+
+def decoder(
+    model_type: str,
+    tensors,
+    attention,
+    *,
+    layers: int,
+    hidden: int,
+    vocab: int,
+    tied: bool,
+    max_context: int,
+    n_experts: int = 0,
+    experts_per_token: int = 0,
+) -> Architecture:
+    """The Architecture of a decoder with these tensors (output head included) and attention layers."""
+    return Architecture(
+        model_type=model_type,
+        layers=layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        n_experts=n_experts,
+        experts_per_token=experts_per_token,
+        max_context=max_context,
+        tensors=tuple(tensors),
+        attention=tuple(attention),
+    )
+
+
 def register(*model_types: str):
     """Decorator: the function reads configs whose ``model_type`` is one of ``model_types``."""
 

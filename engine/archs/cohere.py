@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    config_int,
+    decoder,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 from .gemma import GLOBAL, SLIDING, layer_kinds
 
 
@@ -52,18 +62,6 @@ def cohere(cfg: dict) -> Architecture:
                 query_heads=heads,
             )
         )
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=model_type,
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(model_type, tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0))

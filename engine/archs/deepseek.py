@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, mlp_tensors, register
 from ..errors import EngineInputError
 
 
@@ -187,18 +187,10 @@ def deepseek_mla(cfg: dict) -> Architecture:
         tensors += as_mtp(mla.tensors(layer, hidden) + moe.tensors(layer, hidden))
         # DeepSeek V3/R1 checkpoints carry embedding and head copies in their MTP block.
         tensors += nextn_tensors(layer, hidden, vocab, own_embeddings=model_type == "deepseek_v3")
-    return Architecture(
-        model_type=model_type,
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=moe.n_experts,
-        experts_per_token=moe.top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors + tail),
-        attention=tuple(mla.layer_attention() for _ in range(layers)),
-    )
+    return decoder(model_type, tuple(tensors + tail), tuple(mla.layer_attention() for _ in range(layers)),
+                   layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=moe.n_experts,
+                   experts_per_token=moe.top_k)
 
 
 #: DeepSeek V4 compression ratios: 0 = sliding window only, 4 = compressed sparse attention (with a
@@ -340,15 +332,8 @@ def deepseek_v4(cfg: dict) -> Architecture:
         if mtp:
             block += nextn_tensors(layer, hidden, vocab, own_embeddings=False)
         tensors += block
-    return Architecture(
-        model_type="deepseek_v4",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=moe.n_experts,
-        experts_per_token=moe.top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors + tail),
-        attention=tuple(attn.layer_attention(ratios[layer]) for layer in range(layers)),
-    )
+    return decoder("deepseek_v4", tuple(tensors + tail),
+                   tuple(attn.layer_attention(ratios[layer]) for layer in range(layers)), layers=layers,
+                   hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=moe.n_experts,
+                   experts_per_token=moe.top_k)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, attention_tensors, config_int, read_dims, register
+from ..arch import Architecture, LayerAttention, attention_tensors, config_int, decoder, read_dims, register
 from .deepseek import DeepSeekMoE, model_tensors
 
 
@@ -25,15 +25,6 @@ def dots1(cfg: dict) -> Architecture:
         tensors += attention_tensors(layer, hidden, heads, kv_heads, head_dim, qk_norm=dots) + moe.tensors(layer, hidden)
     full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_heads * head_dim,
                           flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
-    return Architecture(
-        model_type=str(cfg["model_type"]),
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=moe.n_experts,
-        experts_per_token=moe.top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors + tail),
-        attention=(full,) * layers,
-    )
+    return decoder(str(cfg["model_type"]), tuple(tensors + tail), (full,) * layers, layers=layers, hidden=hidden,
+                   vocab=vocab, tied=tied, max_context=config_int(cfg, "max_position_embeddings", default=0),
+                   n_experts=moe.n_experts, experts_per_token=moe.top_k)

@@ -9,7 +9,7 @@ Tensor names follow llama.cpp (src/llama-arch.cpp LLM_ARCH_FALCON).
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, register
 from ..errors import EngineInputError
 
 
@@ -43,15 +43,5 @@ def falcon(cfg: dict) -> Architecture:
         tensors.append(Tensor("output", -1, vocab, hidden))
     full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_heads * head_dim,
                           flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
-    return Architecture(
-        model_type="falcon",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=config_int(cfg, "max_position_embeddings", default=2048),
-        tensors=tuple(tensors),
-        attention=(full,) * layers,
-    )
+    return decoder("falcon", tensors, (full,) * layers, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=2048))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, mlp_tensors, output_head, register
 from ..errors import EngineInputError
 
 #: transformers Gemma2Config / Gemma3TextConfig / Gemma3nTextConfig / Gemma4TextConfig defaults
@@ -151,21 +151,10 @@ def block_norms(layer: int, hidden: int) -> list[Tensor]:
 def build(cfg: dict, *, tensors: list[Tensor], attention: list[LayerAttention], hidden: int, vocab: int,
           n_experts: int = 0, top_k: int = 0) -> Architecture:
     tied = bool(cfg.get("tie_word_embeddings", True))
-    tensors = [*tensors, vector("output_norm", -1, hidden)]
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=str(cfg["model_type"]),
-        layers=len(attention),
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(str(cfg["model_type"]), tensors, attention, layers=len(attention), hidden=hidden, vocab=vocab,
+                   tied=tied, max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=n_experts,
+                   experts_per_token=top_k)
 
 
 @register("gemma2", "gemma3", "gemma3_text")

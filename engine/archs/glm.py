@@ -14,7 +14,17 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    attention_tensors,
+    config_int,
+    decoder,
+    mlp_tensors,
+    read_dims,
+    register,
+)
 from .deepseek import DeepSeekMoE, as_mtp, model_tensors, nextn_tensors
 
 
@@ -52,18 +62,9 @@ def glm4_moe(cfg: dict) -> Architecture:
         flops_per_pair=2 * heads * (head_dim + head_dim),
         query_heads=heads,
     )
-    return Architecture(
-        model_type="glm4_moe",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=moe.n_experts,
-        experts_per_token=moe.top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors + tail),
-        attention=(full,) * layers,
-    )
+    return decoder("glm4_moe", tuple(tensors + tail), (full,) * layers, layers=layers, hidden=hidden, vocab=vocab,
+                   tied=tied, max_context=config_int(cfg, "max_position_embeddings", default=0),
+                   n_experts=moe.n_experts, experts_per_token=moe.top_k)
 
 
 @register("glm4")
@@ -90,15 +91,5 @@ def glm4(cfg: dict) -> Architecture:
         flops_per_pair=2 * heads * (head_dim + head_dim),
         query_heads=heads,
     )
-    return Architecture(
-        model_type="glm4",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors + tail),
-        attention=(full,) * layers,
-    )
+    return decoder("glm4", tuple(tensors + tail), (full,) * layers, layers=layers, hidden=hidden, vocab=vocab,
+                   tied=tied, max_context=config_int(cfg, "max_position_embeddings", default=0))

@@ -10,7 +10,7 @@ src/models/openai-moe-iswa.cpp).
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, mlp_tensors, output_head, register
 from ..errors import EngineInputError
 
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -71,18 +71,7 @@ def gpt_oss(cfg: dict) -> Architecture:
                 query_heads=heads,
             )
         )
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type="gpt_oss",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder("gpt_oss", tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=n_experts,
+                   experts_per_token=top_k)

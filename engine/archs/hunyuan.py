@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    attention_tensors,
+    decoder,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 from ..errors import EngineInputError
 
 
@@ -43,20 +53,9 @@ def hunyuan_moe(cfg: dict) -> Architecture:
         tensors += mlp_tensors(layer, hidden, expert_size[layer], "_exps", n_experts)
         if shared[layer]:
             tensors += mlp_tensors(layer, hidden, shared[layer] * expert_size[layer], "_shexp")
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
+    tensors += output_head(vocab, hidden, tied)
     full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_heads * head_dim,
                           flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
-    return Architecture(
-        model_type="hunyuan_v1_moe",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=max(top_k),
-        max_context=int(cfg.get("max_position_embeddings") or 0),
-        tensors=tuple(tensors),
-        attention=(full,) * layers,
-    )
+    return decoder("hunyuan_v1_moe", tensors, (full,) * layers, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=int(cfg.get("max_position_embeddings") or 0), n_experts=n_experts,
+                   experts_per_token=max(top_k))

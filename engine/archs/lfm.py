@@ -13,7 +13,17 @@ ends in a SwiGLU MLP (LFM2) or, after ``num_dense_layers`` dense blocks, a route
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    attention_tensors,
+    config_int,
+    decoder,
+    mlp_tensors,
+    output_head,
+    register,
+)
 from ..errors import EngineInputError
 
 CONV, ATTENTION = "conv", "full_attention"
@@ -90,18 +100,7 @@ def lfm2(cfg: dict) -> Architecture:
                 tensors.append(Tensor("exp_probs_b", layer, 1, n_experts))
             tensors += mlp_tensors(layer, hidden, expert_intermediate, "_exps", n_experts)
         attention.append(full if kind == ATTENTION else conv)
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=model_type,
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(model_type, tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=n_experts,
+                   experts_per_token=top_k)

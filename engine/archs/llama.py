@@ -17,7 +17,18 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    Tensor,
+    attention_tensors,
+    config_int,
+    decoder,
+    gqa_attention,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 from ..errors import EngineInputError
 
 
@@ -55,29 +66,11 @@ def llama_like(cfg: dict) -> Architecture:
                 raise EngineInputError("config.json: missing intermediate_size", field="config")
             tensors += mlp_tensors(layer, hidden, intermediate)
         attention.append(
-            LayerAttention(
-                kind="sliding" if sliding else "full",
-                kv_elements_per_token=2 * kv_heads * head_dim,
-                window=sliding,
-                flops_per_pair=2 * heads * (head_dim + head_dim),
-                query_heads=heads,
-            )
+            gqa_attention(heads, kv_heads, head_dim, sliding)
         )
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=model_type,
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=max_context,
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(model_type, tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=max_context, n_experts=n_experts, experts_per_token=top_k)
 
 
 @register("phi3")
@@ -102,26 +95,8 @@ def phi3(cfg: dict) -> Architecture:
             Tensor("ffn_down", layer, hidden, intermediate),
         ]
         attention.append(
-            LayerAttention(
-                kind="sliding" if window else "full",
-                kv_elements_per_token=2 * kv_heads * head_dim,
-                window=window,
-                flops_per_pair=2 * heads * (head_dim + head_dim),
-                query_heads=heads,
-            )
+            gqa_attention(heads, kv_heads, head_dim, window)
         )
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type="phi3",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=max_context,
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder("phi3", tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=max_context)

@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, attention_tensors, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    attention_tensors,
+    config_int,
+    decoder,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 from ..errors import EngineInputError
 
 #: transformers Llama4TextConfig: every 4th block is a NoPE (global attention) block by default.
@@ -67,18 +78,7 @@ def llama4(cfg: dict) -> Architecture:
                 query_heads=heads,
             )
         )
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=str(cfg.get("model_type", "llama4_text")),
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(str(cfg.get("model_type", "llama4_text")), tensors, attention, layers=layers, hidden=hidden,
+                   vocab=vocab, tied=tied, max_context=config_int(cfg, "max_position_embeddings", default=0),
+                   n_experts=n_experts, experts_per_token=top_k)

@@ -11,7 +11,7 @@ conversions carry none, so they are not listed. Tensor names and shapes follow l
 
 from __future__ import annotations
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, mlp_tensors, output_head, register
 from ..errors import EngineInputError
 
 
@@ -51,24 +51,13 @@ def minimax_m2(cfg: dict) -> Architecture:
             Tensor("exp_probs_b", layer, 1, n_experts),
             *mlp_tensors(layer, hidden, expert_intermediate, "_exps", n_experts),
         ]
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
+    tensors += output_head(vocab, hidden, tied)
     full = LayerAttention(
         kind="full",
         kv_elements_per_token=2 * kv_dim,
         flops_per_pair=2 * heads * (head_dim + head_dim),
         query_heads=heads,
     )
-    return Architecture(
-        model_type="minimax_m2",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=(full,) * layers,
-    )
+    return decoder("minimax_m2", tensors, (full,) * layers, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=n_experts,
+                   experts_per_token=top_k)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, output_head, register
 from ..errors import EngineInputError
 
 MAMBA, ATTENTION, MLP, MOE = "M", "*", "-", "E"
@@ -167,18 +167,7 @@ def nemotron_h(cfg: dict) -> Architecture:
             ]
             for kind in mtp_pattern:
                 tensors += [Tensor(t.name, t.layer, t.rows, t.cols, t.experts, mtp=True) for t in block(layer, kind)]
-    tensors.append(vector("output_norm", -1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type="nemotron_h",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=moe.n_experts if moe else 0,
-        experts_per_token=moe.top_k if moe else 0,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder("nemotron_h", tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0),
+                   n_experts=moe.n_experts if moe else 0, experts_per_token=moe.top_k if moe else 0)

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    config_int,
+    decoder,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 
 
 @register("olmo2")
@@ -32,19 +42,7 @@ def olmo2(cfg: dict) -> Architecture:
             *mlp_tensors(layer, hidden, intermediate),
             Tensor("post_ffw_norm", layer, 1, hidden),
         ]
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
+    tensors += output_head(vocab, hidden, tied)
     full = LayerAttention(kind="full", kv_elements_per_token=2 * kv_dim, flops_per_pair=2 * heads * (head_dim + head_dim), query_heads=heads)
-    return Architecture(
-        model_type="olmo2",
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=(full,) * layers,
-    )
+    return decoder("olmo2", tensors, (full,) * layers, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0))

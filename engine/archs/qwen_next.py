@@ -16,7 +16,17 @@ from __future__ import annotations
 
 from dataclasses import astuple, dataclass
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, mlp_tensors, read_dims, register
+from ..arch import (
+    Architecture,
+    LayerAttention,
+    Tensor,
+    config_int,
+    decoder,
+    mlp_tensors,
+    output_head,
+    read_dims,
+    register,
+)
 from ..errors import EngineInputError
 
 #: Qwen3-Next / Qwen3.5 put full attention on every 4th block when the config names no layout
@@ -195,18 +205,7 @@ def qwen_hybrid(cfg: dict) -> Architecture:
             layer, hidden, heads, kv_heads, head_dim, output_gate=output_gate, mtp=True
         )
         tensors += mtp_block_tensors(layer, hidden, block_attention, ffn.tensors(layer, hidden, mtp=True))
-    tensors.append(Tensor("output_norm", -1, 1, hidden))
-    if not tied:
-        tensors.append(Tensor("output", -1, vocab, hidden))
-    return Architecture(
-        model_type=model_type,
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=n_experts,
-        experts_per_token=top_k,
-        max_context=config_int(cfg, "max_position_embeddings", default=0),
-        tensors=tuple(tensors),
-        attention=tuple(attention),
-    )
+    tensors += output_head(vocab, hidden, tied)
+    return decoder(model_type, tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
+                   max_context=config_int(cfg, "max_position_embeddings", default=0), n_experts=n_experts,
+                   experts_per_token=top_k)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import astuple
 
-from ..arch import Architecture, LayerAttention, Tensor, config_int, read_dims, register
+from ..arch import Architecture, LayerAttention, Tensor, config_int, decoder, read_dims, register
 
 
 @register("starcoder2", "phi")
@@ -47,15 +47,5 @@ def starcoder2(cfg: dict) -> Architecture:
         flops_per_pair=2 * heads * (head_dim + head_dim),
         query_heads=heads,
     )
-    return Architecture(
-        model_type=str(cfg.get("model_type", "starcoder2")),
-        layers=layers,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        tied_embeddings=tied,
-        n_experts=0,
-        experts_per_token=0,
-        max_context=max_context,
-        tensors=tuple(tensors),
-        attention=(layer_attention,) * layers,
-    )
+    return decoder(str(cfg.get("model_type", "starcoder2")), tensors, (layer_attention,) * layers, layers=layers,
+                   hidden=hidden, vocab=vocab, tied=tied, max_context=max_context)
