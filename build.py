@@ -246,6 +246,13 @@ def url_limits() -> dict:
     return URL_LIMITS
 
 
+def number_formats() -> dict:
+    """The decimals the page shows per quantity, the CLI's (engine/textformat.py DECIMALS)."""
+    from engine.textformat import DECIMALS
+
+    return DECIMALS
+
+
 def view_fields() -> dict:
     """The page's URL-state schema, from the engine (one definition for both sides)."""
     from engine.page.fields import VIEW_FIELDS
@@ -371,6 +378,7 @@ def build(out: Path) -> Path:
             "initial_json": json_for_script(view),
             "view_fields_json": json_for_script(view_fields()),
             "url_limits_json": json_for_script(url_limits()),
+            "number_formats_json": json_for_script(number_formats()),
             "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
             "chart_version": chart_version,

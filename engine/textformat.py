@@ -1,23 +1,38 @@
-"""Human-readable text of an estimate, for the CLI (the page formats in site/js/format.js)."""
+"""Human-readable text of an estimate, for the CLI. The page shows the same quantities with the
+same precision: site/js/format.js receives ``DECIMALS`` from the build."""
 
 from __future__ import annotations
 
+#: How many decimals a quantity shows, by its size: ``[from this value up, decimals]``, largest
+#: first (0 decimals: thousands separated). One table for the CLI's text and the page's numbers.
+DECIMALS = {
+    "rate": [[100, 0], [10, 1], [0, 2]],  # tok/s: 4,200 · 42.0 · 4.20
+    "gigabytes": [[100, 0], [10, 1], [0, 2]],  # GB: 140 · 40.5 · 4.92
+    "seconds": [[10, 1], [0, 2]],  # from 1 s to a minute: 12.5 s · 1.25 s
+    "milliseconds": [[10, 0], [1, 1], [0, 2]],  # under a second: 450 ms · 4.5 ms · 0.45 ms
+}
+
+
+def fixed(kind: str, value: float) -> str:
+    """``value`` with the decimals ``DECIMALS[kind]`` gives its size."""
+    digits = next((d for lowest, d in DECIMALS[kind] if value >= lowest), DECIMALS[kind][-1][1])
+    return f"{value:,.0f}" if digits == 0 else f"{value:.{digits}f}"
+
 
 def rate(value: float) -> str:
-    """Tokens per second with sensible precision: 0.42, 4.2, 42, 4,200."""
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+    """Tokens per second: 0.42, 4.20, 42.0, 4,200."""
+    return fixed("rate", value)
 
 
 def seconds(value: float) -> str:
-    if value >= 60:
+    """A duration: 45 ms, 1.25 s, 12.5 s, 3.4 min, 2.1 h (as site/js/format.js duration)."""
+    if value < 1:
+        return f"{fixed('milliseconds', value * 1000)} ms"
+    if value < 60:
+        return f"{fixed('seconds', value)} s"
+    if value < 3600:
         return f"{value / 60:.1f} min"
-    if value >= 1:
-        return f"{value:.2f} s"
-    return f"{value * 1000:.0f} ms"
+    return f"{value / 3600:.1f} h"
 
 
 def describe(result: dict) -> str:

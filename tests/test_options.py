@@ -236,3 +236,23 @@ def test_the_javascript_sets_no_limit_the_engine_sets():
     found = [f"{path}: {match.group(0)}" for path, text in _js_sources().items()
              for match in re.finditer(r"\b(?:const|let|var)\s+([A-Z][A-Z0-9_]+)\s*=\s*[0-9]", text) if match.group(1) in names]
     assert not found, found
+
+
+def _js_function(text: str, name: str) -> str:
+    start = text.index(f"export function {name}(")
+    return text[start:text.index("\n}\n", start)]
+
+
+def test_number_precision_is_written_once():
+    """The CLI (engine/textformat.py) and the page (site/js/format.js) take the decimals of rates,
+    sizes and durations from one table; the page's functions state no threshold or precision."""
+    from engine.textformat import DECIMALS, rate, seconds
+
+    assert [rate(v) for v in (0.421, 4.2, 42.04, 4200.4)] == ["0.42", "4.20", "42.0", "4,200"]
+    assert [seconds(v) for v in (0.00045, 0.0045, 0.45, 1.254, 12.54)] == ["0.45 ms", "4.5 ms", "450 ms", "1.25 s", "12.5 s"]
+    text = (ROOT / "site" / "js" / "format.js").read_text(encoding="utf-8")
+    for name, kinds in (("rate", ["rate"]), ("gigabytes", ["gigabytes"]), ("duration", ["milliseconds", "seconds"])):
+        body = _js_function(text, name)
+        assert all(f'fixed("{kind}"' in body for kind in kinds), name
+        assert not re.search(r"toFixed\([0-9]|>= ?(10|100)\b", body.split("< 3600")[0]), f"format.js {name} states its own precision"
+    assert set(DECIMALS) == {"rate", "gigabytes", "seconds", "milliseconds"}

@@ -3,7 +3,19 @@
 // quantity that cannot be negative (a speed, a time, a size, a count): whatever a server or a
 // link sends, the page never shows a negative speed.
 
+import { readJSON } from "./dom.js";
+
 const group = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+/** Decimals by size per quantity (engine/textformat.py DECIMALS, in the page by the build): the
+ *  CLI's text and the page show a number alike. */
+const DECIMALS = readJSON("number-formats");
+
+/** `value` with the decimals its size gets (0 decimals: thousands separated). */
+function fixed(kind, value) {
+  const steps = DECIMALS[kind];
+  const digits = (steps.find(([lowest]) => value >= lowest) || steps[steps.length - 1])[1];
+  return digits === 0 ? group.format(value) : value.toFixed(digits);
+}
 
 function finite(value) {
   return typeof value === "number" && Number.isFinite(value);
@@ -17,18 +29,14 @@ function amount(value) {
 /** Tokens per second: 0.42, 4.2, 42.0, 420, 4,200. */
 export function rate(value) {
   if (!amount(value)) return "—";
-  if (value >= 100) return group.format(value);
-  if (value >= 10) return value.toFixed(1);
-  return value.toFixed(2);
+  return fixed("rate", value);
 }
 
 /** A duration in seconds: 45 ms, 1.25 s, 3.4 min, 2.1 h. */
 export function duration(seconds) {
   if (!amount(seconds)) return "—";
-  if (seconds < 0.001) return `${(seconds * 1000).toFixed(2)} ms`;
-  if (seconds < 0.01) return `${(seconds * 1000).toFixed(1)} ms`;
-  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
-  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`;
+  if (seconds < 1) return `${fixed("milliseconds", seconds * 1000)} ms`;
+  if (seconds < 60) return `${fixed("seconds", seconds)} s`;
   if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
   return `${(seconds / 3600).toFixed(1)} h`;
 }
@@ -36,9 +44,7 @@ export function duration(seconds) {
 /** A size in GB (10^9 bytes). */
 export function gigabytes(value) {
   if (!amount(value)) return "—";
-  if (value >= 100) return `${group.format(value)} GB`;
-  if (value >= 10) return `${value.toFixed(1)} GB`;
-  return `${value.toFixed(2)} GB`;
+  return `${fixed("gigabytes", value)} GB`;
 }
 
 /** A token count: 512, 12k, 1.2M. */
