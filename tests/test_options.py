@@ -23,6 +23,7 @@ from engine.options import HARDWARE_FIELD, HARDWARE_FIELDS, OPTION, OPTIONS, req
 from engine.page.commands import CLI_FLAGS, CLI_SWITCHES
 from engine.page.points import PREFERRED_QUANTS
 from engine.page.fields import URL_LIMITS, VIEW_FIELDS, check_view
+from engine.page.view import custom_hardware
 from engine.request import DEFAULTS, KNOWN_KEYS, parse_options
 from engine.system import CUSTOM_OPTIONAL, CUSTOM_REQUIRED
 
@@ -91,7 +92,7 @@ def test_the_page_and_the_engine_refuse_the_same_numbers(option):
     with pytest.raises(EngineInputError):
         check_view({option.view: above})
     if option.key in HARDWARE_FIELD:
-        custom = {o.key: VIEW_FIELDS[o.view]["default"] for o in HARDWARE_FIELDS if o.view}
+        custom = custom_hardware({"hw_kind": option.devices[0]} if option.devices else {})
         for value, ok in ((field["max"], True), (above, False)):
             request = {**BASE, "hardware": {**custom, option.key: value}}
             if ok:
