@@ -212,3 +212,23 @@ def test_a_stated_file_size_sets_the_bytes_read():
     assert system.weight_bytes == pytest.approx(353.53 * 2**30, rel=1e-9)
     plain = build_system({**request, "file_gb": None})
     assert system.profile.dense_read / plain.profile.dense_read == pytest.approx(system.weight_bytes / plain.weight_bytes)
+
+
+@pytest.mark.parametrize(
+    "request_,depth,measured",
+    [
+        # ik_llama.cpp discussion 385 (2x Xeon Gold 6138, 20 threads, llama-sweep-bench): Qwen3-30B-A3B
+        # Q8_0 tg128 12.90 tok/s at an empty cache, 7.58 at 15,872 tokens.
+        ({"hardware": "Intel Xeon Gold 6138", "gpus": 2, "model": "Qwen3-30B-A3B", "quant": "Q8_0", "threads": 20}, 15872, 7.58 / 12.90),
+        # ik_llama.cpp PR 273 (Threadripper PRO 5975WX, 32 threads, fa=1): DeepSeek-V2-Lite IQ4_NL_R4
+        # tg64 34.04 tok/s after 128 tokens, 26.12 after 8,192.
+        ({"hardware": "Threadripper PRO 5975WX", "model": "DeepSeek-V2-Lite", "quant": "IQ4_NL_R4", "threads": 32, "gen_tokens": 64}, 8192, 26.12 / 34.04),
+    ],
+)
+def test_depth_sweeps_on_cpus_slow_gently(request_, depth, measured):
+    """Decode at depth on a CPU: measured slowdowns are gentle (0.59x at 15,872 tokens, 0.77x at
+    8,192); the engine's must be within 0.15 of them."""
+    base = {**request_, "engine": "ik_llama.cpp", "flash_attn": True}
+    start = 128 if "gen_tokens" in request_ else 0
+    ratio = rates(**base, depth=depth)[0] / rates(**base, depth=start)[0]
+    assert abs(ratio - measured) <= 0.15
