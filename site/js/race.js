@@ -12,12 +12,13 @@ import { shortfall, offloadNote } from "./fit.js";
 import { LANE_PARTS, LANE_SEPARATOR, laneView } from "./schema.js";
 import { play } from "./stream.js";
 import { referenceLane, showRatios, thisComputerLane } from "./reference.js";
+import { viewFields } from "./data.js";
 
 export const LANE_KEYS = ["lane1", "lane2", "lane3"];
 /** Devices offered first when a lane is added, so a new lane differs from the ones there. */
 const SUGGESTED = ["rtx-3090", "apple-m4-max-40c-128gb", "rtx-5090", "ryzen-ai-max-plus-395-128gb", "rtx-4090", "dgx-spark"];
-/** GPU counts a lane offers (a choice of common rigs within the view's gpus range). */
-const GPU_COUNTS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16];
+/** GPU counts a lane offers: every count the view allows. */
+const GPU_COUNTS = Array.from({ length: viewFields.gpus.max - viewFields.gpus.min + 1 }, (_, i) => viewFields.gpus.min + i);
 /** View settings a lane can carry: a suggestion that changes only these applies to the lane. */
 const LANE_PATCHABLE = { quant: "quant", gpus: "gpus", hw: "hw" };
 const STATE_TEXT = { idle: "ready", prefill: "processing the prompt…", thinking: "thinking…", streaming: "streaming", done: "done" };
