@@ -41,6 +41,12 @@ DEFAULT_OUT = ROOT / "dist"
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 #: The chart library's self-contained browser build (no bare imports, so no bundler is needed).
 CHART_FILE = "dist/chart.umd.min.js"
+#: The Markdown renderer and the sanitiser for the streamed answers: their ES-module builds (no
+#: imports of their own), with the licence files beside them. {package: (module, licences)}
+MARKDOWN_FILES = {
+    "marked": ("lib/marked.esm.js", ("LICENSE",)),
+    "dompurify": ("dist/purify.es.mjs", ("LICENSE",)),
+}
 #: Data the page's engine does not need: the raw measurements (only ``score``/``calibrate`` read
 #: them) and the editors' JSON schemas (prefixes of paths under data/).
 BUNDLE_EXCLUDE = ("calibration/measurements.csv", "schema/")
@@ -146,6 +152,24 @@ def compile_catalogs() -> bytes:
         for path in sorted(DATA.rglob("*.toml"))
     }
     return json.dumps(documents, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def copy_markdown_libraries(out: Path) -> dict:
+    """marked and DOMPurify into versioned folders (like Chart.js); returns {package: (URL,
+    version)}. A node_modules installed before they were added lacks them: the build says so
+    and the page streams plain text (``npm ci`` installs them)."""
+    found = {}
+    for package, (module, licences) in MARKDOWN_FILES.items():
+        if not (NODE_MODULES / package / "package.json").exists():
+            print(f"build: node_modules/{package} is missing (run `npm ci`): answers will stream as plain text", file=sys.stderr)
+            return {}
+        version = npm_version(package)
+        target = out / "vendor" / f"{package}-{version}"
+        target.mkdir(parents=True)
+        for name in (module, *licences):
+            shutil.copyfile(NODE_MODULES / package / name, target / Path(name).name)
+        found[package] = (f"{target.relative_to(out).as_posix()}/{Path(module).name}", version)
+    return found
 
 
 def bundle_files() -> list[tuple[Path, str]]:
@@ -367,7 +391,10 @@ def build(out: Path) -> Path:
     bundle_name, bundle_integrity = bundle_engine(out)
     view = initial_view()
     answers = load_answers()
+    markdown = copy_markdown_libraries(out)
     boot = {"indexURL": index_url, "bundleURL": bundle_name, "bundleIntegrity": bundle_integrity, "chartURL": chart_url}
+    if markdown:
+        boot.update(markedURL=markdown["marked"][0], purifyURL=markdown["dompurify"][0])
     assets_url = copy_page_assets(out)
     render_page(
         out,
@@ -382,6 +409,7 @@ def build(out: Path) -> Path:
             "use_cases_json": json_for_script(use_cases()),
             "pyodide_version": version,
             "chart_version": chart_version,
+            "markdown_credit": f"; answers rendered with marked {markdown['marked'][1]} and DOMPurify {markdown['dompurify'][1]}" if markdown else "",
             "assets_url": assets_url,
         },
     )

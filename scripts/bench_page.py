@@ -12,6 +12,8 @@ their ratios hold on a busy machine:
 - the stream player's rate and TTFT error at 2, 20, 200 and 2000 tok/s;
 - a soak (picker changes, streams and races in one page): the page's JS heap and the worker's
   WebAssembly heap, after the first 20 interactions and at the end, and recompute p95 per half.
+- the TTFT error at the click: a real mouse click on Run until the first token shows, against
+  the predicted TTFT, idle and with two CPU-busy processes running (target: within 30 ms).
 
     python3 scripts/bench_page.py [--loads 3] [--interactions 40] [--soak 200] [--skip-stream] [--baseline REV]
 
@@ -332,7 +334,55 @@ def measure_page(browser, url, label, interactions_count, with_stream):
         for rate in RATES_TPS:
             ttft_ms, rate_pct = stream_error(page, rate)
             print(f"[{label}] stream at {rate:>4} tok/s: TTFT error {ttft_ms:+.1f} ms, rate error {rate_pct:+.2f}%")
+        page.goto(url + CLICK_QUERY)
+        page.wait_for_selector(READY, timeout=180_000)
+        settle(page)
+        idle = click_errors(page)
+        print(f"[{label}] TTFT error at the click, idle:            median {statistics.median(idle):+.1f} ms, worst {max(idle, key=abs):+.1f} ms (n={len(idle)})")
+        spinners = busy_processes(2)
+        try:
+            busy = click_errors(page)
+        finally:
+            for process in spinners:
+                process.kill()
+                process.wait()
+        print(f"[{label}] TTFT error at the click, 2 busy processes: median {statistics.median(busy):+.1f} ms, worst {max(busy, key=abs):+.1f} ms (n={len(busy)}; target: within 30 ms)")
     context.close()
+
+
+#: Clicks Run with the mouse (a trusted input event, as a visitor's) and resolves with the time
+#: from the click's own timestamp to the first visible token, in ms.
+CLICK_TO_FIRST_TOKEN = """() => { window.__firstToken = new Promise((resolve) => {
+  const stream = document.querySelector('.player [data-testid="stream"]');
+  const run = document.querySelector('[data-testid="run"]');
+  let clicked = null;
+  run.addEventListener("click", (event) => { clicked = event.timeStamp; }, {capture: true, once: true});
+  new MutationObserver((_records, observer) => {
+    if (Number(stream.dataset.tokens) > 0 && clicked !== null) { observer.disconnect(); resolve(performance.now() - clicked); }
+  }).observe(stream, {attributes: true, attributeFilter: ["data-tokens"]});
+}); }"""
+#: The set-up clicked: the page's default view (a 512-token prompt, TTFT about 90 ms).
+CLICK_QUERY = ""
+CLICKS = 12
+
+
+def click_errors(page, clicks=CLICKS):
+    """TTFT error (shown - predicted, ms) of `clicks` real clicks on Run."""
+    errors = []
+    for _ in range(clicks):
+        page.evaluate(CLICK_TO_FIRST_TOKEN)
+        predicted_ms = page.evaluate("() => window.__tokfeel.current().estimate.ttft_s") * 1000
+        page.click('[data-testid="run"]')
+        shown_ms = page.evaluate("() => window.__firstToken")
+        errors.append(shown_ms - predicted_ms)
+        page.click('[data-testid="run"]')  # Stop
+        page.wait_for_timeout(200)
+    return errors
+
+
+def busy_processes(count=2):
+    """`count` processes spinning on the CPU (the machine under load while the visitor clicks)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
 def main() -> int:

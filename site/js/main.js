@@ -17,6 +17,7 @@ import { readURL, shareButton, writeURL } from "./url.js";
 import { boot, catalog, answers, devices, initial, models, panelRoot, schema } from "./data.js";
 import { SetupPanel } from "./panels/setup.js";
 import { ResultsPanel } from "./panels/results.js";
+import { AdvicePanel } from "./panels/advice.js";
 import { PlayerPanel } from "./panels/player.js";
 import { ExplainPanel } from "./panels/explain.js";
 import { agentPanel, measurePanel, reversePanel } from "./panels/tools.js";
@@ -86,9 +87,10 @@ class App {
         this.setup.focusHardware();
       },
     };
-    this.setup = new SetupPanel(panelRoot("controls"), app);
+    this.setup = new SetupPanel(panelRoot("setup"), app);
     this.thisComputer = new ThisComputer(this.setup.ui.hardwareNote, app);
-    this.results = new ResultsPanel(panelRoot("results"), (patch) => this.setView(patch));
+    this.results = new ResultsPanel(panelRoot("results"));
+    this.advice = new AdvicePanel(panelRoot("advice"), (patch) => this.setView(patch));
     this.lastMeasured = null;
     this.decodeRatio = el("p", { class: "decode-ratio", "data-testid": "decode-ratio", "data-value": "", hidden: true });
     this.results.ui.decodeRange.after(this.decodeRatio);
@@ -135,6 +137,7 @@ class App {
     this.player.showView(next);
     writeURL(next, schema);
     this.player.stop();
+    this.advice.stale = true;
     clearTimeout(this.debounce);
     if (next.model === "custom" && !next.cfg) {
       this.renderPending("Paste a config.json and press “Use this config”.");
@@ -190,14 +193,35 @@ class App {
   }
 
   renderPending(message = "") {
-    this.results.pending(message);
+    this.results.pending(message, this.setupName());
     this.player.pending();
   }
 
   /** No numbers can be computed for this view now (the engine is down): say so, never "NaN". */
   renderUnavailable(message) {
-    this.results.unavailable(message);
+    this.results.unavailable(message, this.setupName());
     this.player.pending();
+  }
+
+  /** The chosen set-up in words, from the catalogs alone (for the set-up line before it is computed). */
+  setupName() {
+    const view = this.view;
+    const device = view.hw === "custom" ? view.hw_name || "Custom hardware" : devices.get(view.hw)?.name;
+    const model = view.model === "custom" ? "your model (config.json)" : models.get(view.model)?.name;
+    return `${device}${view.gpus > 1 ? ` ×${view.gpus}` : ""} · ${model} · ${view.quant}`;
+  }
+
+  /** A changed set-up while the engine starts: the build's numbers struck out, and the time the
+   *  engine has taken so far, updated every second until it answers. */
+  renderWaiting() {
+    const update = () => this.results.waiting(initial, this.setupName(), (performance.now() - this.session.startedAt) / 1000);
+    update();
+    this.player.pending();
+    clearInterval(this.waitTimer);
+    this.waitTimer = setInterval(() => {
+      if (this.session.starting && !this.isBuiltView() && this.results.root.dataset.stale === "true") update();
+      else clearInterval(this.waitTimer);
+    }, 1000);
   }
 
   /** Whether the view in the URL is the one the build computed numbers for. */
@@ -214,7 +238,7 @@ class App {
    *  placeholder while it starts, else why there are none. */
   renderWithoutEngine() {
     if (this.isBuiltView()) this.renderEstimate(initial);
-    else if (this.session.starting) this.renderPending();
+    else if (this.session.starting) this.renderWaiting();
     else this.renderUnavailable(ENGINE_DOWN);
   }
 
@@ -256,7 +280,7 @@ class App {
   /** Everything below the main numbers, one engine call at a time, newest view only. */
   background(asked, seq) {
     const stale = () => seq !== this.computeSeq;
-    this.jobs.later("advice", { view: asked }).then((advice) => advice && !stale() && this.results.renderAdvice(advice)).catch(() => {});
+    this.jobs.later("advice", { view: asked }).then((advice) => advice && !stale() && this.advice.render(advice)).catch(() => {});
     this.agent.update();
     this.race.update();
     for (const kind of this.charts.kinds) {
@@ -288,8 +312,9 @@ class App {
   init() {
     this.view = readURL(schema, this.urlNotice);
     this.showView();
+    this.session.start(); // the numbers below show while it boots
     if (this.isBuiltView()) this.renderEstimate(initial);
-    else this.renderPending(); // the engine starts below
+    else this.renderWaiting();
     this.session.timings.firstNumberMs = performance.now();
     this.race.render(this.race.views());
     window.addEventListener("popstate", () => {
@@ -297,10 +322,23 @@ class App {
       this.showView();
       this.applyView(this.view, 0);
     });
+    window.addEventListener("hashchange", () => {
+      revealTarget();
+      revealFromFragment();
+    });
+    revealTarget();
     revealFromFragment();
-    window.addEventListener("hashchange", () => revealFromFragment());
-    this.session.start();
   }
+}
+
+/** A link to a part of the page (#measure, #explain-decode, ...) opens whatever holds it closed
+ *  and scrolls it into view. */
+function revealTarget() {
+  const target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  if (!target) return;
+  for (let node = target.parentElement; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+  if (target.tagName === "DETAILS") target.open = true;
+  target.scrollIntoView({ block: "start" });
 }
 
 const app = new App();

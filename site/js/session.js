@@ -52,10 +52,10 @@ export class Session {
   async start() {
     if (this.starting) return;
     this.starting = true;
+    this.startedAt = performance.now();
     this.ready = false;
     this.slowNote = "";
     this.setStatus("loading", "Starting the engine…");
-    const started = performance.now();
     const slowTimer = setTimeout(() => {
       this.slowNote = " This is taking longer than usual (a slow connection or a busy computer?).";
       this.setStatus("loading", `${this.ui.text.textContent}${this.slowNote}`);
@@ -77,7 +77,7 @@ export class Session {
     }
     this.ready = true;
     this.timings.engineReadyMs = performance.now();
-    this.setStatus("ready", `Engine ready (${fmt.duration((performance.now() - started) / 1000)} to start).`);
+    this.setStatus("ready", `Engine ready (${fmt.duration((performance.now() - this.startedAt) / 1000)} to start).`);
     enableOffline();
     await this.onReady();
   }

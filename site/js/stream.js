@@ -3,7 +3,9 @@
 // Scheduling is by elapsed time, not by one timer per token: on every animation frame the player
 // counts how many tokens are due (arrival time <= elapsed) and shows exactly those. So 1 tok/s and
 // 3000 tok/s are both exact, a slow frame never loses time, and the KV-cache slowdown and
-// speculative-decoding bursts in the schedule play as they are.
+// speculative-decoding bursts in the schedule play as they are. The clock starts at `startedAt`
+// (the click's own timestamp), not when the handler or the first frame runs, so a busy main
+// thread delays a frame but never shifts the schedule.
 
 /** Index of the first arrival later than `t` (= how many tokens are due at `t`). */
 export function tokensDue(arrivals, t) {
@@ -24,19 +26,22 @@ export function tokensDue(arrivals, t) {
  * shown) and data-thinking (reasoning tokens generated). `onFrame({elapsed, generated, state})`
  * runs every frame. With `stepMs` (reduced motion) the text changes at most that often, in
  * larger pieces: the same tokens at the same average rate, without the constant movement.
- * Returns {stop()}.
+ * `render(text, final)`, when given, shows the answer so far instead of appending plain text.
+ * Returns {stop(), skip(toS)}: skip moves the clock forward to `toS` seconds of the schedule.
  */
-export function play({ element, textElement, tokens, arrivals, hidden = 0, stepMs = 0, onFrame, onDone, now = () => performance.now() }) {
+export function play({ element, textElement, tokens, arrivals, hidden = 0, stepMs = 0, onFrame, onDone, render, startedAt, now = () => performance.now() }) {
   const total = Math.min(arrivals.length, hidden + tokens.length);
-  const start = now();
+  let start = Math.min(startedAt ?? now(), now());
   let generated = 0;
   let frame = 0;
   let stopped = false;
   let lastStep = -Infinity;
+  let text = "";
   element.dataset.state = "prefill";
   element.dataset.tokens = "0";
   element.dataset.thinking = "0";
-  textElement.textContent = "";
+  if (render) render("", false);
+  else textElement.textContent = "";
 
   function tick() {
     if (stopped) return;
@@ -47,10 +52,16 @@ export function play({ element, textElement, tokens, arrivals, hidden = 0, stepM
       lastStep = elapsed * 1000;
       const from = Math.max(generated - hidden, 0);
       const to = Math.max(due - hidden, 0);
-      if (to > from) textElement.append(tokens.slice(from, to).join(""));
       generated = due;
       element.dataset.tokens = String(to);
       element.dataset.thinking = String(Math.min(generated, hidden));
+      if (to > from) {
+        const piece = tokens.slice(from, to).join("");
+        if (render) {
+          text += piece;
+          render(text, due >= total);
+        } else textElement.append(piece);
+      }
     }
     let state = "prefill";
     if (generated >= total) state = "done";
@@ -58,16 +69,29 @@ export function play({ element, textElement, tokens, arrivals, hidden = 0, stepM
     if (element.dataset.state !== state) element.dataset.state = state;
     onFrame?.({ elapsed, generated, state });
     if (state === "done") {
+      stopped = true; // a frame or the timer still pending finds the player finished
       onDone?.({ elapsed });
       return;
     }
-    frame = requestAnimationFrame(tick);
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; tick(); });
   }
-  frame = requestAnimationFrame(tick);
+  // The first token is also timed on its own: a busy page may run frames late, a timer for the
+  // exact arrival shows the token no later than the first frame after it is due.
+  const firstTimer = setTimeout(tick, Math.max(0, arrivals[0] * 1000 - (now() - start)));
+  tick();
   return {
     stop() {
       stopped = true;
+      clearTimeout(firstTimer);
       cancelAnimationFrame(frame);
+    },
+    /** Jump the clock to `toS` seconds into the schedule (never backwards); returns the seconds skipped. */
+    skip(toS) {
+      const elapsed = (now() - start) / 1000;
+      if (stopped || toS <= elapsed) return 0;
+      start -= (toS - elapsed) * 1000;
+      tick();
+      return toS - elapsed;
     },
   };
 }

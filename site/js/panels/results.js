@@ -1,8 +1,11 @@
 // "What you would get" (site/templates/panels/results.j2): the headline numbers, the memory bar,
-// the set-up line, the use-case verdicts and the suggestions that apply with one click.
+// the set-up line and the tier (the verdicts and suggestions: advice.js). Before the engine is
+// ready a changed set-up shows the build's numbers struck out, names the new choice and says
+// they are computed when the engine is ready: never a number, badge or memory bar of another
+// set-up as if it were this one's.
 
 import * as fmt from "../format.js";
-import { $, announce, el } from "../dom.js";
+import { $ } from "../dom.js";
 import { tierText } from "./explain.js";
 import { FIT_TEXT, offloadNote, shortfall } from "../fit.js";
 
@@ -14,10 +17,9 @@ function setMetric(element, value, text) {
 }
 
 export class ResultsPanel {
-  /** onApply(patch, text): a suggestion was applied. */
-  constructor(root, onApply) {
+  constructor(root) {
     const q = (selector) => $(selector, root);
-    this.onApply = onApply;
+    this.root = root;
     this.ui = {
       tierBadge: q("#tier-badge"),
       setupLine: q("#setup-line"),
@@ -34,11 +36,7 @@ export class ResultsPanel {
       memorySummary: q("#memory-summary"),
       membar: q("#membar"),
       extraLine: q("#extra-line"),
-      verdicts: q("#verdicts"),
-      verdictsTitle: q("#verdicts-title"),
-      suggestionsTitle: q("#suggestions-title"),
-      suggestionsBox: q("#suggestions-box"),
-      suggestions: q("#suggestions"),
+      pendingNote: q("#pending-note"),
     };
   }
 
@@ -47,8 +45,15 @@ export class ResultsPanel {
     return [decode, prefill, ttft, visibleTtft, fit];
   }
 
+  /** Whether the numbers shown are not this set-up's (struck out, waiting for the engine). */
+  set stale(stale) {
+    this.root.dataset.stale = String(stale);
+    if (!stale) this.ui.pendingNote.hidden = true;
+  }
+
   render(result) {
     const { ui } = this;
+    this.stale = false;
     const e = result.estimate;
     const r = result.request;
     const runs = e.fit !== "no";
@@ -102,47 +107,54 @@ export class ResultsPanel {
     this.ui.extraLine.textContent = parts.join(" ");
   }
 
-  /** Numbers on their way ("…"), with an optional note where the range goes. */
-  pending(message = "") {
+  /** Nothing of another set-up stays on screen: badge, memory bar, notes; `name` describes this one. */
+  clear(name) {
+    const { ui } = this;
+    ui.fit.dataset.verdict = "";
+    ui.decodeRange.textContent = "";
+    ui.ttftUnit.textContent = "";
+    ui.waitVisible.hidden = true;
+    ui.waitTotal.textContent = "";
+    ui.ttftLabel.textContent = "First token";
+    ui.ttft.classList.remove("metric-minor");
+    ui.memorySummary.textContent = "";
+    ui.membar.dataset.verdict = "";
+    ui.membar.querySelector(".membar-fill").style.width = "0";
+    ui.tierBadge.textContent = "";
+    ui.tierBadge.dataset.tier = "";
+    ui.setupLine.textContent = name;
+    ui.extraLine.hidden = true;
+  }
+
+  /** A changed set-up before the engine is ready: `built`'s numbers struck out (no data-value),
+   *  `name` on the set-up line, and how long the engine has been starting. */
+  waiting(built, name, seconds) {
+    const e = built.estimate;
+    const texts = new Map([
+      [this.ui.decode, fmt.rate(e.decode_tps)],
+      [this.ui.prefill, fmt.rate(e.prefill_tps)],
+      [this.ui.ttft, fmt.duration(e.ttft_s)],
+      [this.ui.visibleTtft, fmt.duration(e.visible_ttft_s ?? e.ttft_s)],
+      [this.ui.fit, FIT_TEXT[e.fit]],
+    ]);
+    this.clear(name);
+    for (const element of this.metrics) setMetric(element, null, texts.get(element) ?? "…");
+    this.root.dataset.stale = "true";
+    this.ui.pendingNote.hidden = false;
+    this.ui.pendingNote.textContent = `Struck out: the numbers of the page's first set-up (${e.hardware.name}, ${e.model.name}). This one's are computing when the engine is ready (${fmt.count(Math.round(seconds))} s so far).`;
+  }
+
+  /** Numbers on their way ("…"), with an optional note where the range goes; `name` names the set-up. */
+  pending(message = "", name = "") {
+    this.stale = false;
+    this.clear(name);
     for (const element of this.metrics) setMetric(element, null, "…");
-    this.ui.waitVisible.hidden = true;
-    this.ui.waitTotal.textContent = "";
-    this.ui.ttftLabel.textContent = "First token";
-    this.ui.ttft.classList.remove("metric-minor");
     this.ui.decodeRange.textContent = message;
-    this.ui.memorySummary.textContent = "";
   }
 
   /** No numbers can be computed now: say so, never "NaN". */
-  unavailable(message) {
-    this.pending(message);
+  unavailable(message, name = "") {
+    this.pending(message, name);
     for (const element of this.metrics) element.textContent = "—";
-  }
-
-  renderAdvice(advice) {
-    const { ui } = this;
-    const wontRun = Boolean(advice.needs);
-    // Speed verdicts (tok/s against each use) and wait verdicts (seconds to the first visible
-    // words for chat, to the whole answer for an agent's call); none for a set-up that cannot load.
-    ui.verdictsTitle.textContent = wontRun ? "Good enough for… nothing: it won't run" : "Good enough for…";
-    ui.verdicts.replaceChildren(
-      ...[...advice.verdicts, ...(advice.waits || [])].map((v) =>
-        el("li", { class: `verdict level-${v.level}${v.kind === "wait" ? " verdict-wait" : ""}`, dataset: { case: v.id, level: v.level }, title: v.why },
-          el("span", { class: "verdict-mark", "aria-hidden": "true" }, v.level === "good" ? "✓" : v.level === "ok" ? "~" : "✕"),
-          el("span", { class: "verdict-label" }, v.label),
-          el("span", { class: "verdict-range" }, v.kind === "wait" ? `${fmt.duration(v.value_s)}: ≤ ${v.good_s} s good, ≤ ${v.ok_s} s usable` : `${v.low}–${v.high}${v.id === "agentic" ? "+" : ""} tok/s`),
-          el("span", { class: "sr-only" }, v.level === "good" ? ": comfortable" : v.level === "ok" ? ": usable" : ": too slow")),
-      ),
-    );
-    ui.suggestionsTitle.textContent = wontRun ? "Runs instead" : "Worth trying";
-    ui.suggestionsBox.hidden = advice.suggestions.length === 0;
-    ui.suggestions.replaceChildren(
-      ...advice.suggestions.map((s) =>
-        el("li", { class: "suggestion", dataset: { fit: s.fit } },
-          el("span", { class: "suggestion-text" }, s.text),
-          el("span", { class: "suggestion-numbers" }, `${fmt.rate(s.decode_tps)} tok/s · ${FIT_TEXT[s.fit].toLowerCase()}`),
-          el("button", { type: "button", class: "chip", onclick: () => { this.onApply(s.patch); announce(`Applied: ${s.text}.`); } }, "Apply")),
-      ),
-    );
   }
 }
