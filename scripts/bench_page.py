@@ -108,14 +108,23 @@ class Served:
             def log_message(self, *args):
                 pass
 
+            def send_response(self, code, message=None):
+                self._status, self._length = int(code), 0
+                super().send_response(code, message)
+
             def send_header(self, keyword, value):
                 if keyword.lower() == "content-length":
                     self._length = int(value)
                 super().send_header(keyword, value)
 
+            def end_headers(self):
+                # Logged here: send_response logs before the headers name the body's length.
+                status = getattr(self, "_status", 0)
+                records.append((time.monotonic(), self.path.split("?")[0], status, self._length if status == 200 else 0))
+                super().end_headers()
+
             def log_request(self, code="-", size="-"):
-                status = int(getattr(code, "value", code)) if str(code).isdigit() or hasattr(code, "value") else 0
-                records.append((time.monotonic(), self.path.split("?")[0], status, getattr(self, "_length", 0) if status == 200 else 0))
+                pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -123,6 +132,42 @@ class Served:
 
     def since(self, mark: int):
         return self.records[mark:]
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def browser_cpu_s() -> dict[int, float]:
+    """CPU seconds (user + system) so far of every process this script started (the browser's)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu = {}
+    for pid in _descendants(os.getpid())[1:]:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+    return cpu
+
+
+def cpu_since(before: dict[int, float]) -> float:
+    """CPU seconds the browser's processes used since ``before`` (a process that exited is lost:
+    sample while the context is open)."""
+    return sum(v - before.get(pid, 0.0) for pid, v in browser_cpu_s().items())
 
 
 def engine_ready_ms(page) -> float:
@@ -144,32 +189,44 @@ def first_visit(browser, served: Served):
     context = browser.new_context()
     page = context.new_page()
     mark = len(served.records)
+    cpu = browser_cpu_s()
     page.goto(served.url)
     cold = engine_ready_ms(page)
+    cold_cpu = cpu_since(cpu)
     ready_at = time.monotonic()
     service_worker_installed(page)
     page.wait_for_function("() => window.__tokfeel.settled()", timeout=180_000, polling=50)
+    # The engine's memory snapshot (where the build keeps one) is written once the page is quiet.
+    keeps_snapshot = any(w.evaluate("() => 'snapshot' in (self.__tokfeelDiagnostics?.() || {})") for w in page.workers)
+    for _ in range(240 if keeps_snapshot else 0):
+        if page.evaluate("() => caches.open('tokfeel.snapshots').then((c) => c.keys()).then((k) => k.length)"):
+            break
+        page.wait_for_timeout(500)
     page.wait_for_timeout(500)
     log = served.since(mark)
     page.close()
     second = context.new_page()
+    cpu = browser_cpu_s()
     second.goto(served.url)
     warm = engine_ready_ms(second)
+    warm_cpu = cpu_since(cpu)
     context.close()
-    return cold, warm, log, ready_at
+    return cold, warm, log, ready_at, cold_cpu, warm_cpu
 
 
 def bare_visits(browser, url):
     context = browser.new_context()
     page = context.new_page()
+    cpu = browser_cpu_s()
     page.goto(url + "__bench/bare.html")
     cold = bare_ready_ms(page)
+    cold_cpu = cpu_since(cpu)
     page.close()
     page = context.new_page()
     page.goto(url + "__bench/bare.html")
     warm = bare_ready_ms(page)
     context.close()
-    return cold, warm
+    return cold, warm, cold_cpu
 
 
 def shared_link(browser, url):
@@ -293,8 +350,11 @@ def build_revision(revision: str, folder: Path) -> Path:
 
 def measure_loads(browser, served, loads, results):
     """Append one bare and one engine (cold, warm) visit pair to ``results``."""
-    b_cold, b_warm = bare_visits(browser, served.url)
-    e_cold, e_warm, log, ready_at = first_visit(browser, served)
+    b_cold, b_warm, b_cpu = bare_visits(browser, served.url)
+    e_cold, e_warm, log, ready_at, e_cpu, w_cpu = first_visit(browser, served)
+    results.setdefault("bare_cpu", []).append(b_cpu)
+    results.setdefault("cold_cpu", []).append(e_cpu)
+    results.setdefault("warm_cpu", []).append(w_cpu)
     results["bare_cold"].append(b_cold)
     results["bare_warm"].append(b_warm)
     results["cold"].append(e_cold)
@@ -307,6 +367,8 @@ def report_loads(label, r, loads):
     print(f"[{label}] bare Pyodide boot + engine's stdlib imports: cold {med(r['bare_cold']) / 1000:.2f} s, warm {med(r['bare_warm']) / 1000:.2f} s (medians of {loads})")
     print(f"[{label}] engine ready after navigation:               cold {med(r['cold']) / 1000:.2f} s, warm {med(r['warm']) / 1000:.2f} s")
     print(f"[{label}]   ratio cold engine / cold bare: {med(r['cold']) / med(r['bare_cold']):.2f}x;  warm engine / cold engine: {med(r['warm']) / med(r['cold']):.2f}")
+    print(f"[{label}] browser CPU seconds until ready (robust to a busy machine): bare cold {med(r['bare_cpu']):.2f}, engine cold {med(r['cold_cpu']):.2f}, "
+          f"engine warm {med(r['warm_cpu']):.2f};  ratios {med(r['cold_cpu']) / med(r['bare_cpu']):.2f}x and {med(r['warm_cpu']) / med(r['cold_cpu']):.2f}")
     log, ready_at = r["log"]
     downloads = [(path, size) for _t, path, status, size in log if status == 200]
     counts = Counter(path for path, _size in downloads)

@@ -13,12 +13,6 @@ const BUNDLE_DIR = "/home/pyodide/tokfeel";
  *  adopts them instead of downloading them again (sw.js.j2) and then deletes this cache. */
 const ADOPT_CACHE = "tokfeel-adopted";
 
-/** Memory snapshots of the booted engine (Pyodide's _makeSnapshot / _loadSnapshot), one per
- *  engine bundle and runtime: a later visit restores the state right after the boot (CPython
- *  started, the engine imported, the catalogs read) instead of redoing it. Not a "tokfeel-" name:
- *  the service worker deletes those when a build activates. */
-const SNAPSHOT_CACHE = "tokfeel.snapshots";
-
 const started = performance.now();
 let handle = null; // the Python function engine.page.handle, once loaded
 let bootingFrom = null; // the runtime's folder while it loads
@@ -64,7 +58,7 @@ async function fetchBundle(url, integrity) {
 }
 
 /** Pyodide's loader and runtime; any failure says which part did not load. */
-async function loadRuntime(indexURL, options = {}) {
+async function loadRuntime(indexURL) {
   if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
     throw new Error("this browser does not allow WebAssembly here, and the engine's Python runtime needs it (a browser setting, a policy or an extension blocks it)");
   }
@@ -75,55 +69,10 @@ async function loadRuntime(indexURL, options = {}) {
     throw new Error(`the Python runtime's loader (${indexURL}pyodide.mjs) did not load: ${error.message || error}`);
   }
   try {
-    return await loadPyodide({ indexURL, packages: [], ...options });
+    return await loadPyodide({ indexURL, packages: [] });
   } catch (error) {
     throw new Error(`the Python runtime (${indexURL}) did not load: ${error.message || error}`);
   }
-}
-
-/** The snapshot's key: the content-addressed bundle and the versioned runtime (a cache key is a URL). */
-const snapshotKey = (indexURL, bundleURL) => `${bundleURL}?runtime=${encodeURIComponent(indexURL)}`;
-
-async function readSnapshot(key) {
-  try {
-    const response = await (await caches.open(SNAPSHOT_CACHE)).match(key);
-    return response ? new Uint8Array(await response.arrayBuffer()) : null;
-  } catch {
-    return null; // no Cache Storage here (an opaque origin, a private mode): boot without it
-  }
-}
-
-/** Keep this worker's state as the snapshot for `key` (and drop the snapshots of other builds). */
-async function saveSnapshot(pyodide, key) {
-  try {
-    const bytes = pyodide.makeMemorySnapshot();
-    const cache = await caches.open(SNAPSHOT_CACHE);
-    for (const request of await cache.keys()) if (request.url !== key) await cache.delete(request);
-    await cache.put(key, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
-  } catch {
-    // only an optimisation
-  }
-}
-
-async function dropSnapshot(key) {
-  try {
-    await (await caches.open(SNAPSHOT_CACHE)).delete(key);
-  } catch {
-    // nothing to drop
-  }
-}
-
-/** The runtime, restored from this build's snapshot when there is one that loads. */
-async function startRuntime(indexURL, key) {
-  const snapshot = typeof caches === "object" ? await readSnapshot(key) : null;
-  if (snapshot) {
-    try {
-      return { pyodide: await loadRuntime(indexURL, { _loadSnapshot: snapshot }), restored: true };
-    } catch {
-      await dropSnapshot(key); // a snapshot this runtime cannot load: boot as on a first visit
-    }
-  }
-  return { pyodide: await loadRuntime(indexURL, { _makeSnapshot: typeof caches === "object" }), restored: false };
 }
 
 async function boot({ indexURL, bundleURL, bundleIntegrity }) {
@@ -133,30 +82,22 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   // The bundle downloads while Pyodide compiles; a failure is kept until it is awaited.
   const bundle = fetchBundle(bundleURL, bundleIntegrity);
   bundle.catch(() => {});
-  const key = snapshotKey(indexURL, bundleURL);
-  const { pyodide, restored } = await startRuntime(indexURL, key);
+  const pyodide = await loadRuntime(indexURL);
   progress("engine", "Loading the estimation engine");
-  // Also after a restore: the snapshot holds the engine's memory, not its files (read lazily).
   pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
-  const path = pyodide.pyimport("sys").path;
-  if (!path.count(BUNDLE_DIR)) path.insert(0, BUNDLE_DIR);
+  pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
   const page = pyodide.pyimport("engine.page");
   handle = page.handle;
   // Diagnostics for scripts/bench_page.py (read-only): the size of the runtime's WebAssembly heap.
-  self.__tokfeelDiagnostics = () => ({ wasmHeapBytes: pyodide._module?.HEAPU8?.byteLength ?? null, snapshot: restored ? "restored" : "none" });
+  self.__tokfeelDiagnostics = () => ({ wasmHeapBytes: pyodide._module?.HEAPU8?.byteLength ?? null });
   progress("catalogs", "Reading the catalogs");
   // One estimate of the default view loads every catalog, the fit and the measured points, so the
   // page's first call (a shared link's view) costs what any later one does.
   const check = JSON.parse(handle(JSON.stringify({ fn: "view", args: {} })));
-  if (!check.ok) {
-    if (restored) await dropSnapshot(key);
-    throw new Error(check.error.message);
-  }
+  if (!check.ok) throw new Error(check.error.message);
   progress("ready", "Engine ready");
   bootingFrom = null;
-  // After the reply: the page's first calls are queued before it, so the snapshot never delays them.
-  if (!restored && typeof caches === "object") setTimeout(() => saveSnapshot(pyodide, key), 0);
-  return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started), snapshot: restored ? "restored" : "none" };
+  return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started) };
 }
 
 self.addEventListener("message", async (event) => {
