@@ -97,6 +97,41 @@ def engine_index() -> AliasIndex:
     return index
 
 
+#: The catch-all engine (benchmark rows that name no known engine): it runs what named engines run.
+CATCH_ALL = "other"
+
+
+@cache
+def format_backends(format_kind: str) -> tuple[str, ...]:
+    """The backends weights of ``format_kind`` run on: those of the engines that load the kind
+    themselves. An engine that hands the kind to another (Ollama's MLX tags run in its MLX engine,
+    ``serves_for``) adds only that engine's backends, and the catch-all adds none: so MLX weights
+    run on Metal only, GGUF wherever llama.cpp runs. The one rule the CLI, the page's pickers and
+    the estimate share."""
+    engines = load_engines()
+    handed = {(e.serves_for, kind) for e in engines.values() if e.serves_for for kind in e.formats}
+    backends = set()
+    for engine in engines.values():
+        if engine.id == CATCH_ALL or format_kind not in engine.formats or (engine.id, format_kind) in handed:
+            continue
+        backends |= set(engine.backends)
+    return tuple(sorted(backends))
+
+
+def engine_runs(engine: Engine, backend: str, format_kind: str) -> bool:
+    """``engine`` runs ``format_kind`` weights on ``backend``, itself or through the engine it
+    hands them to there; the catch-all wherever the format runs at all."""
+    if backend not in format_backends(format_kind):
+        return False
+    if engine.id == CATCH_ALL:
+        return format_kind in engine.formats and backend in engine.backends
+    served = engine_for_format(engine, backend, format_kind)
+    handed = any(e.serves_for == engine.id and format_kind in e.formats for e in load_engines().values())
+    if served is engine and handed:
+        return False  # it hands this format to another engine, which has no such backend
+    return format_kind in served.formats and backend in served.backends
+
+
 def engine_for_format(engine: Engine, backend: str, format_kind: str) -> Engine:
     """The engine that really runs ``format_kind`` when ``engine`` is asked for on ``backend``:
     itself, or the engine it hands that format to there (``serves_for``)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .catalog import GB
-from .engines import load_engines
+from .engines import format_backends, load_engines
 from .errors import EngineInputError
 from .hardware import load_hardware
 from .models import load_models
@@ -85,6 +85,7 @@ def _quants() -> list[dict]:
             "kind": quant.kind,
             "bits_per_weight": quant.bits_per_weight,
             "engines": list(quant.engines),
+            "backends": list(format_backends(quant.kind)),
             "source": quant.source,
         }
         for quant in load_quants().values()

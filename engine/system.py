@@ -20,7 +20,7 @@ from .devices import (  # noqa: F401 - the device helpers are part of this modul
     custom_device,
     resolve_device,
 )
-from .engines import Engine, engine_for_format, engine_index, load_engines
+from .engines import Engine, engine_for_format, engine_index, engine_runs, format_backends, load_engines
 from .errors import EngineInputError
 from .hardware import BACKENDS, Device
 from .memory import (
@@ -232,12 +232,23 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
         raise EngineInputError("quant must be a name such as Q4_K_M", field="quant")
     quant = parse_quant(request["quant"])
     engine = resolve_engine(request["engine"] if request.get("engine") else device.engine)
-    if request.get("engine") is None and quant.kind not in engine.formats:
-        # The device's usual engine cannot load this format: take the first one that can.
-        engine = next((e for e in load_engines().values() if quant.kind in e.formats and device.backend in e.backends), engine)
+    runs_on = format_backends(quant.kind)
+    wanted = request.get("backend") if isinstance(request.get("backend"), str) else device.backend
+    if wanted.lower() in BACKENDS and wanted.lower() not in runs_on:
+        # One rule (engines.format_backends): MLX weights run on Metal only, AWQ/GPTQ/FP8 on CUDA/ROCm ...
+        raise EngineInputError(
+            f"{quant.name} weights ({quant.kind}) run only on {', '.join(runs_on) or 'no backend'}; "
+            f"{device.name} uses {wanted.lower()}: pick a format for {wanted.lower()}",
+            field="quant",
+        )
+    if request.get("engine") is None and not engine_runs(engine, device.backend, quant.kind):
+        # The device's usual engine cannot run this format here: take the first one that can.
+        engine = next((e for e in load_engines().values() if engine_runs(e, device.backend, quant.kind)), engine)
     if quant.kind not in engine.formats:
         raise EngineInputError(f"{engine.name} cannot load {quant.name} weights ({quant.kind})", field="quant")
     backend = _pick_backend(request.get("backend"), device, engine)
+    if not engine_runs(engine, backend, quant.kind):
+        raise EngineInputError(f"{engine.name} does not run {quant.name} weights ({quant.kind}) on {backend}", field="quant")
     engine = engine_for_format(engine, backend, quant.kind)
     gpus = options.gpus
     if gpus > 1 and device.kind == "cpu":

@@ -60,3 +60,17 @@ def test_finetunes_resolve_to_their_base_architecture(name, base_id, label):
 def test_the_base_name_stays_the_base():
     assert resolve_model("Llama-3.1-70B").name == "Llama 3.1 70B"
     assert resolve_model("llama 3.1 70b instruct").name == "Llama 3.1 70B"
+
+
+def test_which_formats_run_where_is_one_rule():
+    from engine.engines import format_backends
+
+    assert format_backends("mlx") == ("metal",)
+    assert "metal" not in format_backends("awq") and "cuda" in format_backends("awq")
+    assert {"cuda", "metal", "rocm", "vulkan", "cpu"} <= set(format_backends("gguf"))
+    with pytest.raises(EngineInputError, match="run only on metal"):
+        estimate({"hardware": "RTX 3060", "model": "Qwen3-8B", "quant": "MLX-4bit"})
+    with pytest.raises(EngineInputError, match="Ollama does not run NVFP4"):
+        estimate({"hardware": "RTX 3090", "model": "Qwen3-8B", "quant": "NVFP4", "engine": "ollama"})
+    # Ollama's INT4 tag is MLX: on a Mac it runs in Ollama's MLX engine.
+    assert estimate({"hardware": "M4 Max 128GB", "model": "Qwen3-8B", "quant": "INT4", "engine": "ollama"})["engine"] == "Ollama (MLX engine)"
