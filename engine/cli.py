@@ -92,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     p_score.add_argument("--out", help="write per-row predictions here")
     p_cal = sub.add_parser("calibrate", help="fit the free parameters on the calibration set")
     p_cal.add_argument("--check", action="store_true", help="fail if the committed fit differs from a fresh one")
-    sub.add_parser("bench", help="estimates per second, the SCORE line, cross-validation by backend")
+    p_bench = sub.add_parser(
+        "bench", help="estimates per second, the SCORE line, the fit's size, leave-one-source-out and leave-one-device-out tables"
+    )
+    p_bench.add_argument("--write-docs", action="store_true", help="also write the tables into docs/calibration.md")
     p_measured = sub.add_parser("measured", help="rebuild data/measured/points.json from the calibration set")
     p_measured.add_argument("--check", action="store_true", help="fail if the committed file is stale")
     p_schemas = sub.add_parser("schemas", help="write the catalogs' JSON Schemas to data/schema/ (for editors)")
@@ -139,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from .tools.bench import bench_main
 
-            return bench_main()
+            return bench_main(write_docs=args.write_docs)
     except EngineInputError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

@@ -4,7 +4,8 @@
 ``data/calibration/fit.json``. An engine/backend pair without a fit of its own borrows the fit of
 its base engine on the same backend (Ollama -> llama.cpp), else the backend's population (each
 parameter's median over that backend's fitted keys, or the prior below where none exists);
-such estimates carry the tier ``projected``.
+such estimates carry the tier ``projected``. The range around an estimate is the spread of its
+key's leave-one-device-out errors.
 
 Each parameter is physical, with a unit, and the same for every device of a backend: no
 per-device fudge factors.
@@ -137,9 +138,11 @@ def load_fit() -> dict:
 UNCALIBRATED_SPREAD = (0.7, 1.3)
 
 
-def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "tg") -> ResolvedParams:
-    """The parameters for an engine (with its bases, nearest first) on a backend."""
-    fitted = load_fit().get("backends", {})
+def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "tg", fit: dict | None = None) -> ResolvedParams:
+    """The parameters for an engine (with its bases, nearest first) on a backend, from ``fit``
+    (default: the committed data/calibration/fit.json)."""
+    fit = load_fit() if fit is None else fit
+    fitted = fit.get("backends", {})
     for position, engine_id in enumerate(engine_lineage):
         key = f"{engine_id}/{backend}"
         if key in fitted:
@@ -149,10 +152,12 @@ def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "t
                 params=BackendParams.from_dict(entry["params"]),
                 key=key,
                 own_fit=position == 0,
-                ratio_p10=float(spread.get("ratio_p10", UNCALIBRATED_SPREAD[0])),
-                ratio_p90=float(spread.get("ratio_p90", UNCALIBRATED_SPREAD[1])),
+                # Leave-one-device-out spread (engine/tools/calibrate.py); the estimate itself
+                # stays inside its range even where the held-out errors lean one way.
+                ratio_p10=min(float(spread.get("ratio_p10", UNCALIBRATED_SPREAD[0])), 1.0),
+                ratio_p90=max(float(spread.get("ratio_p90", UNCALIBRATED_SPREAD[1])), 1.0),
             )
-    population = load_fit().get("population", {}).get(backend)
+    population = fit.get("population", {}).get(backend)
     if population:
         return ResolvedParams(BackendParams.from_dict(population), f"population/{backend}", False, *UNCALIBRATED_SPREAD)
     return ResolvedParams(PRIORS.get(backend, BackendParams()), f"prior/{backend}", False, *UNCALIBRATED_SPREAD)

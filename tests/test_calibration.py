@@ -107,6 +107,45 @@ def test_a_measured_set_up_shows_its_measurement_beside_the_prediction():
     assert result["decode_tps"] != result["measured"]["decode"]["tokens_per_s"]
 
 
+def test_ranges_come_from_leave_one_device_out_errors():
+    """Issue 12: the range the page shows around a number comes from that engine/backend's rows
+    predicted without their device (fit.json ``residuals``), not from the in-sample fit
+    (``in_sample``), and the estimate stays inside it."""
+    from engine.params import resolve_params
+
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    for key, entry in fit["backends"].items():
+        assert entry["devices"] >= 1
+        for test, stats in entry["residuals"].items():
+            assert stats["n"] == entry["in_sample"][test]["n"], key
+    # An engine measured on a single device has nothing to learn its own parameters from when
+    # that device is held out: its out-of-sample spread is wider than its in-sample one.
+    single = [e for e in fit["backends"].values() if e["devices"] == 1 and "tg" in e["residuals"]]
+    assert single and sum(e["residuals"]["tg"]["mdape"] >= e["in_sample"]["tg"]["mdape"] for e in single) > len(single) / 2
+    llama = fit["backends"]["llama-cpp/cuda"]["residuals"]["tg"]
+    resolved = resolve_params(("llama-cpp",), "cuda", "tg")
+    assert resolved.ratio_p10 == min(llama["ratio_p10"], 1.0) and resolved.ratio_p90 == max(llama["ratio_p90"], 1.0)
+    assert fit["fitted_values"] == sum(len(e["fitted"]) for e in fit["backends"].values())
+
+
+def test_cross_validation_never_sees_the_held_out_device(cases):
+    """A device's rows predicted by a fold without it. Intel's SYCL rows come from one card and one
+    engine: held out, nothing on that backend is left, so the population is the prior again (not
+    the held-out engine's own fit, which it was before the fold recomputed it)."""
+    import math
+
+    from engine.tools.calibrate import cross_validate, fit_all
+    from engine.tools.score import predict
+
+    rows = [c for c in cases if c.system.backend == "sycl"]
+    assert len({c.system.device.id for c in rows}) == 1
+    fit = fit_all(rows, cross_validated=False)
+    errors = cross_validate(rows, fit, [c.system.device.id for c in rows])
+    for case, error in list(zip(rows, errors))[:5]:
+        assert error == pytest.approx(math.log(predict(case, PRIORS["sycl"]) / case.measured))
+    assert fit["population"]["sycl"] != PRIORS["sycl"].as_dict()  # the full fit's population is the engine's own
+
+
 def test_engine_specific_parameters_come_from_the_engine_line_not_the_backend():
     """t_layer_batched_s is an implementation property (llama.cpp's CUDA graphs are single-token
     only): vLLM, which captures graphs for batches too, keeps the prior instead of inheriting

@@ -9,6 +9,10 @@ log(predicted / measured) over its rows: decode parameters on ``tg`` rows, prefi
 prediction by 1% when doubled is not identified by the data). The result, with each key's
 residual statistics, goes to ``data/calibration/fit.json``; ``--check`` re-runs the fit and fails
 if the committed file differs (the fit is deterministic).
+
+A key's ``residuals`` in fit.json, from which the page draws its range, are leave-one-device-out:
+each device's rows predicted by a refit without them (:func:`cross_validate`), so an engine
+measured on one device gets the spread of its backend's population, not its own in-sample fit.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import fields, replace
 from ..catalog import DATA_DIR
 from ..engines import load_engines
 from .fit import robust_least_squares
-from ..params import PRIORS, BackendParams
+from ..params import PRIORS, BackendParams, resolve_params
 from .score import Case, load_cases, percentile, predict
 
 MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"
@@ -67,6 +71,9 @@ BOUNDS = {
 ENGINE_SPECIFIC = ("t_layer_batched_s",)
 #: A parameter must move some prediction by this much when doubled to count as identified.
 IDENTIFIED = 0.01
+#: Cross-validation folds refit the keys that lost rows with at most this many LM iterations,
+#: warm-started from the full fit (a full refit per fold would take hours on two cores).
+FOLD_ITERATIONS = 6
 
 
 def _clamp(name: str, value: float) -> float:
@@ -92,7 +99,9 @@ def _identified(cases: list[Case], params: BackendParams, name: str) -> bool:
     return False
 
 
-def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) -> tuple[BackendParams, tuple[str, ...]]:
+def fit_params(
+    cases: list[Case], start: BackendParams, names: tuple[str, ...], iterations: int = 80
+) -> tuple[BackendParams, tuple[str, ...]]:
     """Fit the identified ``names`` on ``cases`` from ``start``; returns (params, fitted names)."""
     free = tuple(n for n in names if _identified(cases, start, n)) if cases else ()
     if not free:
@@ -106,6 +115,7 @@ def fit_params(cases: list[Case], start: BackendParams, names: tuple[str, ...]) 
         [math.log(getattr(start, n)) for n in free],
         [math.log(BOUNDS[n][0]) for n in free],
         [math.log(BOUNDS[n][1]) for n in free],
+        iterations,
     )
     return build(best), free
 
@@ -166,13 +176,15 @@ def _rounded(params: BackendParams) -> dict:
     return {f.name: float(f"{getattr(params, f.name):.6g}") for f in fields(BackendParams)}
 
 
-def fit_all(cases: list[Case]) -> dict:
+def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     """Fit every engine/backend key; returns the content of fit.json.
 
     Two passes: each key is fitted from its backend's prior; then every parameter its own data
     cannot identify is set to the median over the same backend's keys that could (a population
     prior, better than a guess when the page extrapolates, e.g. prefill for an engine measured
-    only in decode), and the identified ones are refitted around them.
+    only in decode), and the identified ones are refitted around them. Then, unless
+    ``cross_validated`` is False, each key's residuals are replaced by leave-one-device-out ones
+    (the in-sample ones stay under ``in_sample``).
     """
     groups = group_cases(cases)
     first = {}
@@ -191,15 +203,82 @@ def fit_all(cases: list[Case]) -> dict:
         backends[key] = {
             "params": _rounded(params),
             "fitted": sorted(free),
+            "devices": len({c.system.device.id for c in tests["tg"] + tests["pp"]}),
             "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},
         }
-    return {
+    result = {
         "generated_by": "python -m engine calibrate",
         "measurements": "data/calibration/measurements.csv",
         "rows": sum(1 for c in cases if c.resolved),
+        "fitted_values": sum(len(entry["fitted"]) for entry in backends.values()),
         "population": {backend: _rounded(params) for backend, params in common.items()},
         "backends": backends,
     }
+    if cross_validated:
+        resolved = [c for c in cases if c.resolved]
+        errors = cross_validate(resolved, result, [c.system.device.id for c in resolved])
+        by_key: dict = defaultdict(lambda: {"tg": [], "pp": []})
+        for case, error in zip(resolved, errors):
+            by_key[case.key][case.test].append(error)
+        for key, entry in backends.items():
+            entry["in_sample"] = entry["residuals"]
+            entry["residuals"] = {test: _error_stats(v) for test, v in by_key[key].items() if v}
+    return result
+
+
+def _error_stats(log_errors: list[float]) -> dict:
+    ratios = [math.exp(-e) for e in log_errors]
+    apes = [abs(1 / r - 1) for r in ratios]
+    return {
+        "n": len(log_errors),
+        "mdape": round(statistics.median(apes), 4),
+        "p90_ape": round(percentile(apes, 0.9), 4),
+        "ratio_p10": round(percentile(ratios, 0.1), 4),
+        "ratio_p90": round(percentile(ratios, 0.9), 4),
+    }
+
+
+def cross_validate(cases: list[Case], fit: dict, group_of_case: list) -> list[float]:
+    """Out-of-sample log(predicted/measured) of every case: each group's cases (a device's, or a
+    source's) predicted by a fit that never saw them.
+
+    Affordable on two cores because a fold only refits the keys that lost rows, warm-started
+    from the full fit (at most FOLD_ITERATIONS LM iterations), with the identification check
+    re-run on the remaining rows: a parameter only the held-out device identified goes back to
+    the population's value. A key left without rows disappears from the fold's fit, so its rows
+    fall back to their base engine's key or the backend's population, as an unmeasured engine
+    does on the page. Other keys and the populations keep their full-fit values (an
+    approximation: a held-out device also moved the population medians a little).
+    """
+    out = [0.0] * len(cases)
+    for group in sorted(set(group_of_case), key=str):
+        held = [i for i, g in enumerate(group_of_case) if g == group]
+        held_set = set(held)
+        fold = {**fit, "backends": dict(fit["backends"])}
+        for key in sorted({cases[i].key for i in held}):
+            train = [c for i, c in enumerate(cases) if c.key == key and i not in held_set]
+            if not train:
+                del fold["backends"][key]
+                continue
+            entry = fit["backends"][key]
+            full = BackendParams.from_dict(entry["params"])
+            backend = key.split("/")[1]
+            base = BackendParams.from_dict(fit["population"][backend])
+            free = tuple(n for n in entry["fitted"] if _identified(train, full, n))
+            start = replace(full, **{n: getattr(base, n) for n in entry["fitted"] if n not in free})
+            params, _free = fit_params(train, start, free, FOLD_ITERATIONS) if free else (start, ())
+            fold["backends"][key] = {**entry, "params": params.as_dict(), "fitted": list(free)}
+        # The populations are medians over the remaining keys: an engine measured on the held-out
+        # device alone must not find its own fit there.
+        fold["population"] = dict(fit["population"])
+        for backend in sorted({cases[i].key.split("/")[1] for i in held}):
+            keys = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in fold["backends"].items()}
+            fold["population"][backend] = population(keys, backend).as_dict()
+        for i in held:
+            case = cases[i]
+            predicted = predict(case, params_for(case, fold))
+            out[i] = math.log(predicted / case.measured) if predicted > 0 and math.isfinite(predicted) else 10.0
+    return out
 
 
 def calibrate_main(check: bool = False) -> int:
@@ -221,30 +300,5 @@ def calibrate_main(check: bool = False) -> int:
 
 
 def params_for(case: Case, fit: dict) -> BackendParams:
-    """The parameters a fit gives a case: its engine's own, else the nearest base engine's on the
-    same backend, else the backend's population (what an unmeasured engine gets on the page)."""
-    backend = case.system.backend
-    for engine_id in case.system.engine.lineage():
-        key = f"{engine_id}/{backend}"
-        if key in fit["backends"]:
-            return BackendParams.from_dict(fit["backends"][key]["params"])
-    return BackendParams.from_dict(fit["population"][backend])
-
-
-def cross_validate(cases: list[Case]) -> dict:
-    """Leave-one-source-out: fit without a source, predict its rows. The honest figure for
-    hardware and software nobody measured. Returns {backend: {test: [ape, ...]}} and per source."""
-    resolved = [c for c in cases if c.resolved]
-    by_backend: dict = defaultdict(lambda: {"tg": [], "pp": []})
-    by_source: dict = defaultdict(lambda: {"tg": [], "pp": []})
-    for source in sorted({c.row.get("source_id", "") for c in resolved}):
-        train = [c for c in resolved if c.row.get("source_id", "") != source]
-        fitted = fit_all(train)
-        for case in resolved:
-            if case.row.get("source_id", "") != source:
-                continue
-            predicted = predict(case, params_for(case, fitted))
-            ape = abs(predicted - case.measured) / case.measured
-            by_backend[case.system.backend][case.test].append(ape)
-            by_source[source][case.test].append(ape)
-    return {"backend": dict(by_backend), "source": dict(by_source)}
+    """The parameters a fit gives a case, by the page's own rule (engine.params.resolve_params)."""
+    return resolve_params(case.system.engine.lineage(), case.system.backend, fit=fit).params

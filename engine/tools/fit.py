@@ -1,9 +1,11 @@
-"""A small derivative-free minimiser (Nelder-Mead) and a robust loss, standard library only.
+"""The calibration's minimiser and its robust loss, standard library only.
 
-The calibration's objective is a sum over measured rows of a loss of log(predicted / measured);
-it is cheap (features are precomputed) but not smooth everywhere (max() of memory and compute
-time), so a simplex method is the right tool. Parameters are optimised in log space, which keeps
-them positive and makes "twice as large" and "half as large" equally far apart.
+The objective is a sum over measured rows of a pseudo-Huber loss of log(predicted / measured).
+It is minimised by Levenberg-Marquardt on iteratively re-weighted least squares
+(:func:`robust_least_squares`): cheap, because the features are precomputed and only the
+parameters change, and robust, because rows the physics cannot explain count linearly, not
+quadratically. Parameters are optimised in log space, which keeps them positive and makes "twice
+as large" and "half as large" equally far apart.
 """
 
 from __future__ import annotations
@@ -23,70 +25,6 @@ def robust_loss(log_ratios: Sequence[float]) -> float:
         return 0.0
     s = LOSS_SCALE
     return sum(s * s * (math.sqrt(1 + (r / s) ** 2) - 1) for r in log_ratios) / len(log_ratios)
-
-
-def nelder_mead(
-    objective: Callable[[list[float]], float],
-    start: list[float],
-    step: float = 0.3,
-    max_evaluations: int = 4000,
-    tolerance: float = 1e-9,
-) -> tuple[list[float], float]:
-    """Minimise ``objective`` from ``start``; returns (best point, best value).
-
-    Standard coefficients (reflection 1, expansion 2, contraction 0.5, shrink 0.5); restarts once
-    from the best point, which guards against a collapsed simplex.
-    """
-    best_point, best_value = list(start), objective(list(start))
-    for _restart in range(2):
-        n = len(best_point)
-        simplex = [list(best_point)]
-        for i in range(n):
-            point = list(best_point)
-            point[i] += step
-            simplex.append(point)
-        values = [objective(p) for p in simplex]
-        evaluations = n + 1
-        while evaluations < max_evaluations:
-            order = sorted(range(n + 1), key=values.__getitem__)
-            simplex = [simplex[i] for i in order]
-            values = [values[i] for i in order]
-            if abs(values[-1] - values[0]) <= tolerance * (abs(values[0]) + tolerance):
-                break
-            centroid = [sum(p[i] for p in simplex[:-1]) / n for i in range(n)]
-            worst = simplex[-1]
-            reflected = [c + (c - w) for c, w in zip(centroid, worst)]
-            f_reflected = objective(reflected)
-            evaluations += 1
-            if f_reflected < values[0]:
-                expanded = [c + 2 * (c - w) for c, w in zip(centroid, worst)]
-                f_expanded = objective(expanded)
-                evaluations += 1
-                if f_expanded < f_reflected:
-                    simplex[-1], values[-1] = expanded, f_expanded
-                else:
-                    simplex[-1], values[-1] = reflected, f_reflected
-            elif f_reflected < values[-2]:
-                simplex[-1], values[-1] = reflected, f_reflected
-            else:
-                if f_reflected < values[-1]:
-                    contracted = [c + 0.5 * (r - c) for c, r in zip(centroid, reflected)]
-                else:
-                    contracted = [c + 0.5 * (w - c) for c, w in zip(centroid, worst)]
-                f_contracted = objective(contracted)
-                evaluations += 1
-                if f_contracted < min(values[-1], f_reflected):
-                    simplex[-1], values[-1] = contracted, f_contracted
-                else:
-                    best = simplex[0]
-                    simplex = [best] + [[b + 0.5 * (p - b) for b, p in zip(best, point)] for point in simplex[1:]]
-                    values = [values[0]] + [objective(p) for p in simplex[1:]]
-                    evaluations += n
-        index = min(range(n + 1), key=values.__getitem__)
-        if values[index] < best_value:
-            best_point, best_value = simplex[index], values[index]
-        step /= 3
-    return best_point, best_value
 
 
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
