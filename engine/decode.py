@@ -221,7 +221,7 @@ def step_features(
         kv_bytes=kv_read,
         batch=tokens,
         expert_share=arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0,
-        quantized=system.quant.kind != "dense",
+        quantized=system.quant.kind != "dense" and not unpacking_hidden(device, backend),
         clock_factor=clock_factor(device) if backend != "cpu" else 1.0,
         unified_memory=soc_memory(device),
         # A measured bandwidth already is what the machine's cores draw: no per-core limit on top.
@@ -236,6 +236,21 @@ def step_features(
             batch * kv_context_elements * device_share_params if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
         ),
     )
+
+
+#: Lowest CUDA compute capability with the __dp4a int8 dot product (ggml-cuda common.cuh
+#: MIN_CC_DP4A = 610): llama.cpp's quantised matrix-vector kernels (MMVQ) multiply the packed
+#: weights against int8-quantised activations with it, so unpacking costs no separate pass.
+MIN_CC_DP4A = 6.1
+
+
+def unpacking_hidden(device, backend: str) -> bool:
+    """CUDA cards with dp4a read quantised weights straight into int8 dot products (no separate
+    unpacking cost); older ones (the P100, compute capability 6.0) dequantise first."""
+    if backend != "cuda":
+        return False
+    capability = getattr(device, "cuda_compute_capability", None)
+    return capability is None or capability >= MIN_CC_DP4A
 
 
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:

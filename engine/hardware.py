@@ -42,6 +42,7 @@ SCHEMA = (
     Field("fp8_tflops", float, lo=0.005, hi=40000),
     Field("fp4_tflops", float, lo=0.005, hi=80000),
     Field("fp32_tflops", float, lo=0.005, hi=2000),
+    Field("cuda_compute_capability", float, lo=1.0, hi=20.0),
     Field("backend", str, required=True, choices=BACKENDS),
     Field("engine", str, required=True),
     Field("gpu_cores", int, lo=1, hi=100000),
@@ -109,6 +110,9 @@ class Device:
     fp8_tflops: float | None = None
     fp4_tflops: float | None = None
     fp32_tflops: float | None = None
+    #: NVIDIA compute capability where it matters to a kernel choice (below 6.1: no __dp4a int8
+    #: dot product); left out, a CUDA card is taken to have it (every catalog card but the P100).
+    cuda_compute_capability: float | None = None
     cpu_bandwidth_gbs: float | None = None
     memory_bus_bits: int | None = None
     memory_channels: int | None = None

@@ -200,3 +200,25 @@ def test_the_harness_kv_cache_setting_is_read(quant, notes, expected):
     row = {"hardware": "Apple M3 Max 64GB", "model": "Qwen3.5-35B-A3B", "quant": quant, "engine": engine,
            "backend": "metal", "n_devices": "1", "split_mode": "none", "notes": notes}
     assert row_request(row).get("kv_quant") == expected
+
+
+def test_cards_with_dp4a_pay_no_separate_unpacking():
+    """llama.cpp's CUDA matrix-vector kernels multiply packed weights with __dp4a (compute
+    capability >= 6.1), so a K-quant costs its bytes, not an unpacking pass: on an RTX 4090
+    Llama 3 8B Q4_K_M decodes 130.58 tok/s against F16's 54.84 (XiongjieDai, tg512), 2.38x, close
+    to the byte ratio. The P100 (6.0, no dp4a) dequantises first and pays dequant_ops per weight.
+    Before this rule one P100 source pushed llama.cpp's CUDA dequant_ops to 18 for every card and
+    made F16 decode faster than Q5_K_M on an A100."""
+    from engine import estimate
+    from engine.decode import step_at
+    from engine.system import build_system
+
+    request = {"hardware": "rtx-4090", "model": "Meta-Llama-3-8B", "engine": "llama.cpp", "gen_tokens": 512}
+    q4 = estimate({**request, "quant": "Q4_K_M"})["decode_tps"]
+    f16 = estimate({**request, "quant": "F16"})["decode_tps"]
+    assert 2.0 <= q4 / f16 <= 3.0  # measured 2.38
+    a100 = {"hardware": "a100-pcie-40gb", "model": "Meta-Llama-3-8B", "engine": "llama.cpp"}
+    assert estimate({**a100, "quant": "Q5_K_M"})["decode_tps"] > estimate({**a100, "quant": "F16"})["decode_tps"]
+    assert step_at(build_system({**a100, "quant": "Q5_K_M"}), 512).unpack_s == 0
+    p100 = build_system({"hardware": "p100-pcie-16gb", "model": "Llama-3.2-3B", "engine": "llama.cpp", "quant": "Q4_K_M"})
+    assert step_at(p100, 512).unpack_s > 0
