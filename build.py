@@ -300,14 +300,20 @@ def use_cases() -> dict:
     return {"cases": list(USE_CASES), "source": USE_CASES_SOURCE}
 
 
-@functools.cache
 def templates() -> jinja2.Environment:
     """The one template environment of the build (site/templates): HTML templates autoescaped,
     the service worker's script not; an undefined name is an error, never an empty string."""
+    return _environment(SITE / "templates")
+
+
+@functools.cache
+def _environment(folder: Path) -> jinja2.Environment:
+    """One environment per templates folder (a build from another site folder, as the
+    new-deployment test makes, must not render the first folder's cached templates)."""
     from catalog_page import PAGE_FILTERS
 
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(SITE / "templates"),
+        loader=jinja2.FileSystemLoader(folder),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=True),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
