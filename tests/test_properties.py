@@ -96,7 +96,7 @@ def test_n_cards_are_never_faster_than_n_times_one(device, model, cards, split):
 
 
 @SETTINGS
-@given(moe=st.sampled_from(MOE), context=contexts, batch=st.integers(1, 8))
+@given(moe=st.sampled_from(MOE), context=st.integers(0, 512), batch=st.integers(1, 8))
 def test_moe_is_never_slower_than_a_dense_model_of_its_total_size(moe, context, batch):
     catalog = load_models()
     total = catalog[moe].arch.params_main
@@ -107,6 +107,10 @@ def test_moe_is_never_slower_than_a_dense_model_of_its_total_size(moe, context, 
     fast = run({**common, "model": moe})
     slow = run({**common, "model": smallest})
     assume(fast and slow)
+    # The property is about the weights, so it is checked where they dominate (a short context).
+    # Deep in a long context with several requests the KV-cache reads dominate both models and
+    # what is left is each model's attention layout, not MoE against dense: OLMoE's full multi-head
+    # attention at 6k tokens x 8 requests reads more cache than the GQA dense model of its size.
     assert fast["decode_tps"] >= slow["decode_tps"] * (1 - 1e-9)
 
 
