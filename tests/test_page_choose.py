@@ -24,9 +24,12 @@ def assert_numbers_are_the_engines(page):
     """The headline numbers equal the engine's for the view in the URL."""
     settle(page)
     expected = estimate_view(page_view(page))["estimate"]
-    for testid, key in METRICS.items():
-        assert value(page, f'.results [data-testid="{testid}"]') == pytest.approx(expected[key], rel=1e-9), key
     assert page.get_attribute('.results [data-testid="fit"]', "data-value") == expected["fit"]
+    for testid, key in METRICS.items():
+        if expected["fit"] == "no":  # a set-up that cannot load shows no speed (issue 13)
+            assert not page.get_attribute(f'.results [data-testid="{testid}"]', "data-value"), testid
+        else:
+            assert value(page, f'.results [data-testid="{testid}"]') == pytest.approx(expected[key], rel=1e-9), key
 
 
 def open_advanced(page):
