@@ -70,6 +70,9 @@ def test_a_race_of_two_3090s_a_5090_and_an_m3_ultra_runs_each_lane_with_its_own_
         timeout=int(ends[runner_up] * 1000) + 15_000,
     )
     assert int(page.get_attribute('[data-testid="lane"].winner', "data-lane")) == first
+    # A lane renders the answer's Markdown like the main answer: no literal markers.
+    finished = page.inner_text(f'[data-testid="lane"][data-lane="{first}"] .stream-text')
+    assert finished and "**" not in finished and not re.search(r"(?m)^\s*#", finished)
     assert page.get_attribute(f'[data-testid="lane"][data-lane="{order[2]}"] [data-testid="stream"]', "data-state") != "done"
     assert not [line for line in console if line.startswith("pageerror")]
     show(page, "")

@@ -24,6 +24,11 @@ export function loadMarkdown(markedURL, purifyURL) {
   return library;
 }
 
+/** The render function once the libraries have loaded (by whoever asked first), else null. */
+export function loadedMarkdown() {
+  return library;
+}
+
 /** How many times `marker` occurs in `text`. */
 function occurrences(text, marker) {
   return text.split(marker).length - 1;

@@ -11,6 +11,7 @@ import * as fmt from "./format.js";
 import { shortfall, offloadNote } from "./fit.js";
 import { LANE_PARTS, LANE_SEPARATOR, laneView } from "./schema.js";
 import { play } from "./stream.js";
+import { loadedMarkdown, MarkdownView } from "./markdown.js";
 import { referenceLane, showRatios, thisComputerLane } from "./reference.js";
 import { viewFields } from "./data.js";
 
@@ -197,6 +198,8 @@ export class Race {
   }
 
   showNumbers(index, reply) {
+    // Lanes render Markdown like the main answer once the player has loaded the libraries.
+    loadedMarkdown()?.then((render) => (this.renderMarkdown = render)).catch(() => {});
     const lane = this.laneElement(index);
     if (!lane) return;
     const e = reply.estimate;
@@ -307,9 +310,12 @@ export class Race {
       const bar = lane.querySelector(".lane-progress span");
       const end = schedule.arrival_s.at(-1);
       const total = schedule.arrival_s.length;
+      const markdown = this.renderMarkdown ? new MarkdownView(lane.querySelector(".stream-text"), this.renderMarkdown) : null;
+      markdown?.reset();
       this.players.push(play({
         element: lane.querySelector('[data-testid="stream"]'),
         textElement: lane.querySelector(".stream-text"),
+        render: markdown ? (text, final) => markdown.show(text, final) : undefined,
         tokens: answer.tokens,
         arrivals: schedule.arrival_s,
         hidden: schedule.reasoning_tokens,
