@@ -108,3 +108,22 @@ def test_sockets_add_cores_and_memory_not_bandwidth():
     assert two.cpu_threads == 40  # llama.cpp's default: every physical core of both sockets
     assert two.device.memory_gib == 2 * one.device.memory_gib
     assert two.device.bandwidth_gbs == one.device.bandwidth_gbs
+
+
+@pytest.mark.parametrize(
+    "name,entry,bandwidth,fp32",
+    [
+        # Keyboard computers and the bare SoC name share their board's silicon (sources in the
+        # entries' notes): Pi 400 = Pi 4 (BCM2711, 32-bit LPDDR4-3200, 4 x A72 at 1.8 GHz);
+        # Pi 500 / 500+ = Pi 5 (BCM2712, 32-bit LPDDR4X-4267, 4 x A76 at 2.4 GHz).
+        ("Raspberry Pi 400", "raspberry-pi-4", 12.8, 0.1152),
+        ("Raspberry Pi 500", "raspberry-pi-5", 17.07, 0.1536),
+        ("Raspberry Pi 500+", "raspberry-pi-5", 17.07, 0.1536),
+        ("BCM2712", "raspberry-pi-5", 17.07, 0.1536),
+    ],
+)
+def test_board_aliases_resolve_to_the_same_silicon(name, entry, bandwidth, fp32):
+    device = resolve_device(name)
+    assert device.base_id == entry
+    assert device.bandwidth_gbs == pytest.approx(bandwidth, rel=1e-3)
+    assert device.fp32_tflops == pytest.approx(fp32, rel=1e-3)
