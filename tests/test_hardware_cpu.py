@@ -37,6 +37,8 @@ SOURCED = [
     ("intel-core-i7-13700k", 89.6, 1.1904, 16, 24),  # 2ch DDR5-5600; 8P x 3.4 x 32 + 8E x 2.5 x 16
     ("intel-xeon-e5-2699-v4", 76.8, 1.5488, 22, 44),  # 4ch DDR4-2400; 22 x 2.2 x 32
     ("amd-ryzen-threadripper-pro-7985wx", 332.8, 6.5536, 64, 128),  # 8ch DDR5-5200; 64 x 3.2 x 32
+    ("intel-core-i3-n305", 38.4, 0.2304, 8, 8),  # 1ch DDR5-4800 (notebookcheck); 8 x 1.8 GHz x 16
+    ("intel-processor-n100", 38.4, 0.1152, 4, 4),  # 1ch DDR5-4800 (notebookcheck); 4 x 1.8 GHz x 16
 ]
 
 
