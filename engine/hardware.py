@@ -8,6 +8,7 @@ concrete machine.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -64,6 +65,8 @@ SCHEMA = (
     Field("launch_price_usd", float, lo=10, hi=1_000_000),
     Field("launch_prices_usd", dict),
     Field("launch_year", int, lo=2010, hi=2027),
+    Field("street_price", dict),
+    Field("street_price_note", str),
     Field("aliases", list, required=True),
     Field("source", str, required=True),
     Field("sources", dict),
@@ -148,6 +151,11 @@ class Device:
     tdp_w: float | None = None
     launch_price_usd: float | None = None
     launch_year: int | None = None
+    #: What the device sells for today where a dated public price was read: ``{"usd", "condition"
+    #: ("used" or "new"), "date" ("YYYY" or "YYYY-MM"), "source"}`` (see _check_street_price).
+    street_price: dict | None = None
+    #: Why there is no street price where one was looked for (e.g. only ranges are published).
+    street_price_note: str = ""
     notes: str = ""
     base_id: str = ""
 
@@ -199,6 +207,34 @@ def _check_nvlink(entry_id: str, raw: dict) -> None:
     """An NVLink speed needs the size of its domain, and the reverse."""
     if ("nvlink_gbs" in raw) != ("nvlink_cards" in raw) or ("nvlink_bridge" in raw and "nvlink_gbs" not in raw):
         raise CatalogError(f"hardware {entry_id!r}: give nvlink_gbs and nvlink_cards together (nvlink_bridge only with them)")
+
+
+#: The keys of a street price, and the conditions one can be in.
+STREET_PRICE_KEYS = ("usd", "condition", "date", "source")
+STREET_CONDITIONS = ("used", "new")
+STREET_DATE = re.compile(r"^20[0-9]{2}(-(0[1-9]|1[0-2]))?$")
+
+
+def _check_street_price(entry_id: str, raw: dict) -> None:
+    """A street price is one figure a dated public page states (never a range's middle), for a
+    device of one memory size: ``{ usd, condition = "used"|"new", date = "YYYY[-MM]", source }``."""
+    price = raw.get("street_price")
+    if price is None:
+        return
+    where = f"hardware {entry_id!r}: street_price"
+    if sorted(price) != sorted(STREET_PRICE_KEYS):
+        raise CatalogError(f"{where} needs exactly {', '.join(STREET_PRICE_KEYS)}")
+    usd = price["usd"]
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 10 <= usd <= 1_000_000:
+        raise CatalogError(f"{where}.usd must be a price in USD")
+    if price["condition"] not in STREET_CONDITIONS:
+        raise CatalogError(f"{where}.condition must be one of {', '.join(STREET_CONDITIONS)}")
+    if not isinstance(price["date"], str) or not STREET_DATE.match(price["date"]):
+        raise CatalogError(f"{where}.date must be the month (YYYY-MM) or year the source states")
+    if not isinstance(price["source"], str) or "http" not in price["source"]:
+        raise CatalogError(f"{where}.source must name the page it was read on (a URL)")
+    if "memory_options_gib" in raw:
+        raise CatalogError(f"{where} names one price: give it on an entry with one memory size")
 
 
 def _check_cpu(entry_id: str, raw: dict) -> None:
@@ -277,6 +313,7 @@ def load_hardware() -> dict[str, Device]:
             _check_bandwidth_arithmetic(entry_id, raw)
             _check_nvlink(entry_id, raw)
             _check_cpu(entry_id, raw)
+            _check_street_price(entry_id, raw)
         for variant_id, variant in _variants(entry_id, raw):
             if variant_id in devices:
                 raise CatalogError(f"duplicate hardware id {variant_id!r}")

@@ -33,6 +33,8 @@ def _hardware() -> list[dict]:
                 "engine": device.engine,
                 "launch_price_usd": device.launch_price_usd,
                 "launch_year": device.launch_year,
+                "street_price": device.street_price,
+                "street_price_note": device.street_price_note or None,
                 "tdp_w": device.tdp_w,
                 "nvlink_gbs": device.nvlink_gbs,
                 "nvlink_cards": device.nvlink_cards,

@@ -221,6 +221,47 @@ def test_reverse_search_lists_the_engines_devices(app):
     page.wait_for_function("(id) => location.search.includes(`hw=${id}`)", arg=first)
 
 
+def test_reverse_search_with_a_budget_lists_a_multi_gpu_build(app):
+    """Issue 14: $2,000 for Llama 3.3 70B at >= 10 tok/s. The builds, their prices and speeds are
+    the engine's (engine/page/buying.py); two used RTX 3090s ($750 each, a dated public price in
+    data/hardware) are among them, and "Use" puts the build on the page (hw and gpus)."""
+    page, _log, _console = app
+    view = show(page, query(model="llama-3.3-70b"))
+    page.fill('[data-testid="reverse-min"]', "10")
+    page.fill('[data-testid="reverse-budget"]', "2000")
+    page.click('[data-testid="reverse-run"]')
+    page.wait_for_function("() => document.querySelector('[data-testid=\"reverse-status\"]').textContent.includes('within $2,000')", timeout=120_000)
+    rows, offset, total = [], 0, 1
+    while offset < total:
+        chunk = call_engine("reverse", {"view": view, "min_tps": 10, "budget_usd": 2000, "offset": offset, "limit": 64})
+        rows, offset, total = rows + chunk["rows"], offset + 64, chunk["total"]
+    expected = {(r["id"], r["cards"]) for r in rows if r["meets"] and r["price_usd"]}
+    shown = page.eval_on_selector_all('[data-testid="reverse-table"] tbody tr', "els => els.map(e => [e.dataset.id, Number(e.dataset.cards), Number(e.dataset.price)])")
+    assert {(i, c) for i, c, _ in shown} == expected
+    assert all(price <= 2000 for _i, _c, price in shown)
+    assert ["rtx-3090", 2, 1500] in shown
+    row = page.locator('[data-testid="reverse-table"] tbody tr[data-id="rtx-3090"]')
+    text = " ".join(row.inner_text().split())
+    assert "2 × NVIDIA GeForce RTX 3090" in text and "2 × $750 used, May 2026" in text
+    assert row.locator("a", has_text="source").get_attribute("href").startswith("https://bestllmfor.com/")
+    assert "within $2,000" in page.inner_text('[data-testid="reverse-status"]')
+    row.locator("button").click()
+    page.wait_for_function("() => location.search.includes('hw=rtx-3090') && location.search.includes('gpus=2')")
+    page.fill('[data-testid="reverse-budget"]', "")
+    show(page)
+
+
+def test_a_memory_size_shows_its_own_price(app):
+    """The 512GB M3 Ultra launched at $9,499, not the 96GB model's $5,499 (issue 14)."""
+    page, _log, _console = app
+    show(page, query(hw="apple-m3-ultra-80c-512gb"))
+    note = page.inner_text("#hardware-note")
+    assert "launched at $9,499" in note and "$5,499" not in note
+    show(page, query(hw="rtx-3090"))
+    assert "launched at $1,499 · used $750 (2026-05)" in page.inner_text("#hardware-note")
+    show(page)
+
+
 def test_agent_estimate_is_the_engines(app):
     page, _log, _console = app
     view = show(page)

@@ -132,7 +132,7 @@ def explore_args(draw, name: str) -> dict:
     args = {"view": draw(views(hostile_share=0.15)) if draw(st.integers(0, 5)) else draw(hostile_json)}
     options = {
         "marks": {"kind": st.sampled_from(["hardware", "models", "quants", "nope"]), "offset": st.integers(-2, 400), "limit": st.integers(0, 6)},
-        "reverse": {"min_tps": st.floats(-1, 200) | st.integers(0, 10**6), "offset": st.integers(0, 400), "limit": st.integers(1, 6)},
+        "reverse": {"min_tps": st.floats(-1, 200) | st.integers(0, 10**6), "budget_usd": st.none() | st.floats(-1, 1e8) | st.integers(0, 10**8), "offset": st.integers(0, 400), "limit": st.integers(1, 6)},
         "agent": {key: st.integers(lo - 1, hi + 1) if isinstance(default, int) else st.floats(lo - 1, hi + 1) for key, (default, lo, hi) in AGENT_INPUTS.items()}
         | {"prefix_cache": st.booleans()},
     }.get(name, {})

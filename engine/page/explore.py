@@ -17,6 +17,7 @@ from ..errors import EngineInputError
 from ..hardware import load_hardware
 from ..models import load_models
 from ..quant import load_quants
+from . import buying
 from .advice import USE_CASES as USE_CASES
 from .advice import advice
 from .advice import verdicts as verdicts
@@ -128,35 +129,51 @@ def marks(args: dict) -> dict:
 
 
 def reverse(args: dict) -> dict:
-    """Which devices run this set-up at >= ``min_tps`` decode (at this context)? One chunk of
-    the hardware catalog per call, with price and decode tokens/s per 1,000 USD of launch price."""
-    view = call_view(args, "min_tps", "offset", "limit")
+    """Which builds run this set-up at >= ``min_tps`` decode (at this context), within
+    ``budget_usd`` if one is given? One chunk of the hardware catalog per call; for each device the
+    build with the fewest cards that reaches the target (buying.py decides the builds and the
+    price), else its fastest build, with its price and decode tokens/s per 1,000 USD of it."""
+    view = call_view(args, "min_tps", "budget_usd", "offset", "limit")
     min_tps = args.get("min_tps", 20)
     if isinstance(min_tps, bool) or not isinstance(min_tps, (int, float)) or not 0 < min_tps <= 100_000:
         raise EngineInputError("the target speed must be a number above 0 tok/s", field="min_tps")
+    budget = args.get("budget_usd")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget <= buying.MAX_BUDGET_USD):
+        raise EngineInputError(f"the budget must be a number of US dollars above 0 (at most {buying.MAX_BUDGET_USD:,})", field="budget_usd")
     devices = load_hardware()
     chunk, total = chunk_of(sorted(devices), args)
-    rows = []
-    for device_id in chunk:
-        device = devices[device_id]
-        point = estimate_point(point_request({**view, "hw": device_id}))
+    rows = [row for device_id in chunk if (row := _best_build(view, devices[device_id], min_tps, budget))]
+    return {"rows": rows, "total": total, "min_tps": min_tps, "budget_usd": budget, "max_cards": buying.MAX_BUILD_CARDS}
+
+
+def _best_build(view: dict, device, min_tps: float, budget: float | None) -> dict | None:
+    """The fewest cards of ``device`` that reach ``min_tps`` within the budget, else the fastest build."""
+    unit = buying.price(device)
+    fastest = None
+    for cards in buying.build_counts(device):
+        point = estimate_point(point_request({**view, "hw": device.id, "gpus": cards}))
         if not point["ok"]:
             continue
-        price = device.launch_price_usd
-        rows.append({
-            "id": device_id,
-            "name": device.name,
-            "family": device.family,
-            "vendor": device.vendor,
-            "memory_gib": device.memory_gib,
-            "price_usd": price,
-            "decode_tps": point["decode_tps"],
-            "ttft_s": point["ttft_s"],
-            "fit": point["fit"],
-            "tps_per_kusd": point["decode_tps"] / price * 1000 if price else None,
-            "meets": point["decode_tps"] >= min_tps and point["fit"] != "no",
-        })
-    return {"rows": rows, "total": total, "min_tps": min_tps}
+        cost = unit["usd"] * cards if unit else None
+        fast = point["decode_tps"] >= min_tps and point["fit"] != "no"
+        affordable = budget is None or (cost is not None and cost <= budget)
+        row = {
+            "id": device.id, "name": device.name, "family": device.family, "vendor": device.vendor,
+            "kind": device.kind, "memory_gib": device.memory_gib, "cards": cards,
+            "price_usd": cost, "unit_price_usd": unit["usd"] if unit else None,
+            "price_kind": unit["kind"] if unit else None, "price_date": unit["date"] if unit else None,
+            "price_source": unit["source"] if unit else None, "launch_price_usd": device.launch_price_usd,
+            "decode_tps": point["decode_tps"], "ttft_s": point["ttft_s"], "fit": point["fit"],
+            "tps_per_kusd": point["decode_tps"] / cost * 1000 if cost else None,
+            "meets_speed": fast, "in_budget": affordable, "meets": fast and affordable,
+        }
+        if fastest is None or row["decode_tps"] > fastest["decode_tps"]:
+            fastest = row
+        if fast or not affordable:
+            # More cards cost more: the first build fast enough is the one to buy, and once a
+            # build is over the budget every larger one is too.
+            return row if fast else fastest
+    return fastest
 
 
 # ------------------------------------------------------------------ agent task

@@ -69,8 +69,8 @@ class App {
       setView: (patch) => this.setView(patch),
       controlsChanged: (event) => this.controlsChanged(event),
       setLanes: (lanes) => this.setView(Object.fromEntries(LANE_KEYS.map((key, i) => [key, lanes[i] || ""]))),
-      useHardware: (id) => {
-        this.setView({ hw: id });
+      useHardware: (id, cards = 1) => {
+        this.setView({ hw: id, gpus: cards });
         this.setup.focusHardware();
       },
       /** The last decode rate measured on a local server ({hw, model, quant, decode_tps}). */

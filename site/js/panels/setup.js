@@ -176,7 +176,7 @@ export class SetupPanel {
     ui.hardwareNote.replaceChildren(
       ...(device
         ? [
-            `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""} · `,
+            `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""}${device.street_price ? ` · ${device.street_price.condition} ${fmt.usd(device.street_price.usd)} (${device.street_price.date})` : ""} · `,
             sourcesLink(`hw-${device.id}`, "hardware-sources-link", `Sources of the ${device.name} figures in the catalog`),
           ]
         : ["Enter the specs from the vendor's page."]),

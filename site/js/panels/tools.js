@@ -12,7 +12,7 @@ function inside(root, ids) {
 }
 
 export function reversePanel(root, app) {
-  return new Reverse(inside(root, { form: "#reverse-form", min: "#reverse-min", priced: "#reverse-priced", status: "#reverse-status", table: "#reverse-table" }), app);
+  return new Reverse(inside(root, { form: "#reverse-form", min: "#reverse-min", budget: "#reverse-budget", priced: "#reverse-priced", status: "#reverse-status", table: "#reverse-table" }), app);
 }
 
 export function agentPanel(root, app) {
