@@ -39,6 +39,7 @@ SOURCED = [
     ("amd-ryzen-threadripper-pro-7985wx", 332.8, 6.5536, 64, 128),  # 8ch DDR5-5200; 64 x 3.2 x 32
     ("intel-core-i3-n305", 38.4, 0.2304, 8, 8),  # 1ch DDR5-4800 (notebookcheck); 8 x 1.8 GHz x 16
     ("intel-processor-n100", 38.4, 0.1152, 4, 4),  # 1ch DDR5-4800 (notebookcheck); 4 x 1.8 GHz x 16
+    ("qualcomm-snapdragon-x-elite-x1e-78-100", 135.17, 1.3056, 12, 12),  # 128-bit LPDDR5X-8448; 12 x 3.4 x 32
 ]
 
 
