@@ -54,6 +54,10 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
         "system_ram_gib": system.host.memory_gib if system.host else None,
         "gpu_layer_fraction": placement.gpu_layer_fraction,
         "experts_on_host": placement.experts_on_host,
+        # What the KV cache holds room for, and the weight file's stated size (explain panel).
+        "context_tokens": system.context_tokens,
+        "context_allocated": bool(system.options.context_size and system.options.context_size >= system.context_tokens),
+        "file_gb": system.options.file_gb,
     }
     return need, verdict, report
 

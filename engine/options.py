@@ -142,7 +142,11 @@ OPTIONS: tuple[Option, ...] = (
     _int("reasoning_tokens", 0, 0, MAX_TOKENS, "hidden reasoning (thinking) tokens before the answer", unit="tokens",
          flag="--reasoning", view="think", view_default=DEFAULT_THINK_TOKENS),
     Option("file_gb", "float", None, "the weight file's size when known: every tensor is scaled to it (a custom quant mix "
-           "reads what its file holds; default: the format's recipe)", lo=0.01, hi=100_000, unit="GB", flag="--file-gb"),
+           "reads what its file holds; default: the format's recipe)", lo=0.01, hi=100_000, unit="GB", flag="--file-gb",
+           view="file"),
+    _int("context_size", None, 1, MAX_TOKENS, "KV cache allocated per sequence (llama.cpp -c divided by its -np slots, "
+         "Ollama num_ctx, LM Studio's context length): memory only, a step reads the tokens really cached",
+         unit="tokens", flag="--ctx-size", view="ctx", extra={"unset": "what the request uses: chat so far + prompt + answer"}),
     _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
     _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
     Option("schedule", "bool", False, "return per-token times for the page's stream"),

@@ -119,8 +119,10 @@ class System:
 
     @cached_property
     def context_tokens(self) -> int:
+        """Tokens the KV cache holds room for: what the request uses, or the allocation asked for
+        (llama.cpp allocates its whole -c up front), whichever is larger."""
         o = self.options
-        return o.depth + o.prompt_tokens + o.reasoning_tokens + o.gen_tokens
+        return max(o.depth + o.prompt_tokens + o.reasoning_tokens + o.gen_tokens, o.context_size or 0)
 
     @cached_property
     def weight_bytes(self) -> float:

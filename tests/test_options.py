@@ -69,12 +69,13 @@ def test_every_numeric_bound_is_the_parsers(option):
 
 def test_view_fields_take_their_options_bounds_and_choices():
     """A page setting that carries an option has its bounds, choices and devices (an unset whole
-    number is 0 on the page; the thinking budget is capped by the stream, see fields.py)."""
+    number is 0 on the page, and so is an unset size whose page default is 0; the thinking budget
+    is capped by the stream, see fields.py)."""
     assert {o.view for o in view_options()} <= set(VIEW_FIELDS)
     for option in view_options():
         field = VIEW_FIELDS[option.view]
         if option.type in ("int", "float"):
-            low = 0 if option.default is None and option.type == "int" else option.lo
+            low = 0 if option.default is None and (option.type == "int" or field["default"] == 0) else option.lo
             assert field["min"] == low, option.key
             high = option.hi if option.view != "think" else min(option.hi, field["max"])
             assert field["max"] == high, option.key

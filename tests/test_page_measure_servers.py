@@ -10,6 +10,8 @@ import csv
 import http.server
 import io
 import json
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -286,3 +288,89 @@ def test_the_measure_panel_opens_at_its_fragment_whatever_hides_it(own_page):
     page.wait_for_function("() => { const r = document.getElementById('measure').getBoundingClientRect(); return r.height > 0 && r.top >= -1 && r.top < innerHeight; }", timeout=10_000)
     assert page.locator('[data-testid="measure-run"]').is_visible()
     page.evaluate("() => history.replaceState(null, '', location.pathname + location.search)")
+
+
+# LM Studio 0.3.x: no /api/v1 (404), the /api/v0 REST API and its OpenAI-style chat with `stats`.
+def lmstudio_v0_chat(handler, body):
+    assert body["model"] == "qwen3-8b" and body["stream"] is True
+    chunks = [{"choices": [{"delta": {"content": f"t{i} "}}]} for i in range(TOKENS)]
+    chunks.append({"choices": [{"delta": {}, "finish_reason": "length"}], "stats": {"tokens_per_second": 57.5, "time_to_first_token": 0.09}, "usage": {"prompt_tokens": 14, "completion_tokens": TOKENS}})
+    return 200, "text/event-stream", (*sse(chunks), b"data: [DONE]\n\n")
+
+
+class LmStudioV0(FakeServer):
+    routes = {
+        ("GET", "/api/v0/models"): as_json({"object": "list", "data": [
+            {"id": "text-embedding-nomic-embed-text-v1.5", "type": "embeddings", "state": "not-loaded"},
+            {"id": "qwen3-8b", "type": "llm", "arch": "qwen3", "quantization": "Q4_K_M", "compatibility_type": "gguf", "state": "loaded", "max_context_length": 40960, "loaded_context_length": 8192}]}),
+        ("POST", "/api/v0/chat/completions"): lmstudio_v0_chat,
+    }
+
+
+def test_lm_studio_before_its_v1_api_is_read_through_v0(view_3060):
+    page, view = view_3060
+    LmStudioV0.seen = []
+    with serving(LmStudioV0) as server:
+        result = measure(page, loopback_url(server))
+    assert ("GET", "/api/v1/models") in LmStudioV0.seen and ("GET", "/api/v0/models") in LmStudioV0.seen
+    assert result["model"] == "qwen3-8b", result
+    report = {"server": "lmstudio", "names": ["qwen3-8b"], "arch": "qwen3", "ftype": "Q4_K_M", "format": "gguf", "n_ctx": 8192}
+    expected = expected_prediction(view, report)
+    assert expected["view"]["ctx"] == 8192
+    assert float(result["predicted"]) == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9)
+    assert "57.5" in result["own"]
+
+
+class LockedLlamaServer(LlamaServer):
+    """llama-server started with --api-key: every route answers 401 without the bearer token."""
+
+    def answer(self, method):
+        if self.headers.get("Authorization") != "Bearer s3cret":
+            type(self).seen.append((method, self.path, "refused"))
+            self.send_response(401)
+            self.cors()
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}')
+            return
+        super().answer(method)
+
+
+def test_a_server_behind_an_api_token_asks_for_it_then_measures_with_it(view_3060):
+    page, _view = view_3060
+    LockedLlamaServer.seen = []
+    page.fill('[data-testid="measure-token"]', "")
+    with serving(LockedLlamaServer) as server:
+        base = loopback_url(server)
+        page.fill('[data-testid="measure-url"]', base)
+        page.click('[data-testid="measure-run"]')
+        page.wait_for_function("() => /API token/.test(document.querySelector('[data-testid=\"measure-status\"]').textContent)", timeout=30_000)
+        assert "HTTP 401" in page.inner_text('[data-testid="measure-status"]')
+        assert page.locator('[data-testid="measure-table"]').is_hidden()
+        page.fill('[data-testid="measure-token"]', "s3cret")
+        result = measure(page, base)
+    assert result["model"] == "llama-3.2-1b", result
+    assert ("POST", "/v1/chat/completions") in LockedLlamaServer.seen  # the chat went through with the token
+    page.fill('[data-testid="measure-token"]', "")
+
+
+def test_with_no_address_the_usual_ports_are_tried_in_turn(view_3060):
+    """Nothing entered: llama-server's 8080, then its announced new default 9931, ... A fake
+    llama-server on 9931 (8080 left empty) is found and measured there."""
+    page, _view = view_3060
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 9931), LlamaServer)
+    except OSError:
+        pytest.skip("port 9931 is taken on this machine")
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8080)) == 0:
+            server.server_close()
+            pytest.skip("something listens on 8080, which the page tries first")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = measure(page, "")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result["model"] == "llama-3.2-1b", result
+    assert "at http://localhost:9931" in result["status"]

@@ -76,3 +76,25 @@ def test_hostile_reports_are_refused_or_ignored():
     assert result["model"] == "llama-3.1-8b" and result["view"]["offload"] == "auto"
     answer = json.loads(handle(json.dumps({"fn": "server_model", "args": {"report": {"server": "ollama", "names": [1]}, "view": VIEW}})))
     assert answer["ok"] is False and "names" in answer["error"]["message"]
+
+
+def test_the_files_size_and_the_servers_kv_allocation_are_what_is_predicted():
+    # A "Q8_0" DeepSeek-R1 that llama-bench reports as a 307.20 GiB file (a mix: a real Q8_0 is
+    # ~713 GB; data/calibration/SOURCES.md, ik_llama.cpp discussion 266, 16x RTX 3090). Predicted
+    # for the file it fits the sixteen cards; from its label it would not.
+    report = {"server": "llama-server", "names": ["DeepSeek-R1-Q8_0-00001-of-00015.gguf"], "ftype": "Q8_0", "size_bytes": 307.20 * 2**30}
+    view = {**VIEW, "hw": "rtx-3090", "gpus": 16}
+    result = server_model({"report": report, "view": view})
+    assert (result["model"], result["quant"], result["view"]["file"]) == ("deepseek-r1", "Q8_0", 329.853)
+    assert result["estimate"]["memory"]["weights_gb"] == pytest.approx(329.85, rel=0.01)
+    assert result["estimate"]["fit"] == "fits"
+    assert any("mix of other tensor types" in check for check in result["checks"])
+    label_only = estimate_view({**result["view"], "file": 0})["estimate"]
+    assert label_only["fit"] != "fits" and label_only["memory"]["weights_gb"] > 600
+    # llama-server reserved 131,072 tokens of KV cache per slot at load: on a 12 GB card that is
+    # what decides whether Llama 3.1 8B fits, whatever the measured prompt used.
+    big = resolve(server="llama-server", names=["Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"], n_ctx=131072, size_bytes=4.92e9)
+    assert big["view"]["ctx"] == 131072 and big["estimate"]["memory"]["kv_gb"] > 16
+    small = resolve(server="llama-server", names=["Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"], n_ctx=4096, size_bytes=4.92e9)
+    assert small["estimate"]["memory"]["kv_gb"] < 1 and small["estimate"]["fit"] == "fits"
+    assert "4,096 tokens" in small["text"] and not small["checks"]

@@ -57,6 +57,9 @@ VIEW_FIELDS = {
     # The page takes whole GiB; it starts at the host platform's default (system.py DEFAULT_HOST).
     "ram": _option("system_ram_gib", kind="int", default=DEFAULT_SYSTEM_RAM_GIB,
                    doc="system RAM beside discrete GPUs, GiB: where offloaded weights live"),
+    # 0 = unset: the format's recipe decides the weights' size, the request its KV cache's.
+    "file": _option("file_gb", default=0, min=0, doc="the weight file's size, GB (0 = the format's recipe)"),
+    "ctx": _option("context_size", doc="KV cache allocated per sequence, tokens (0 = what the request uses)"),
     "gpu_pct": {"default": 50, "kind": "int", "min": round(OPTION["gpu_layers"].lo * 100), "max": round(OPTION["gpu_layers"].hi * 100),
                 "devices": list(OPTION["gpu_layers"].devices), "doc": "percent of layers on the GPU (offload=layers)"},
     "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding",

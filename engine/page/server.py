@@ -194,23 +194,31 @@ def server_model(args) -> dict:
         if on_gpu < 0.995:
             patch["offload"], patch["gpu_pct"] = "layers", max(0, min(100, round(100 * on_gpu)))
             out["checks"].append(f"{100 * (1 - on_gpu):.0f}% of the loaded model is in system RAM (size_vram {report['size_vram'] / 1e9 if report['size_vram'] else 0:.2f} GB of {loaded / 1e9:.2f} GB): predicted with that share of its layers on the CPU.")
+    if report["n_ctx"]:
+        # The server reserved its KV cache for this many tokens per slot when it loaded the model.
+        patch["ctx"] = int(report["n_ctx"])
+    if report["size_bytes"]:
+        # The weights as the file holds them (llama-server's meta.size, Ollama's and LM Studio's
+        # file size): a custom mix or a label that hides its tensor types reads what it holds.
+        patch["file"] = round(report["size_bytes"] / 1e9, 3)
     predicted_view = {**view, **patch}
     try:
         result = estimate_view(predicted_view)
+        recipe_gb = estimate_view({**predicted_view, "file": 0})["estimate"]["memory"]["weights_gb"] if "file" in patch else None
     except EngineInputError as exc:
         out["text"] = f"The server runs {model.name}, {quant} ({model_how}; weights {quant_how or 'as chosen above'}), but it cannot be predicted on this device: {exc}"
         out["model"] = model_id
         return out
     estimate = result["estimate"]
     size = f", {report['size_bytes'] / 1e9:.2f} GB" if report["size_bytes"] else ""
-    ctx = f", context {int(report['n_ctx']):,}" if report["n_ctx"] else ""
+    ctx = f", KV cache for {int(report['n_ctx']):,} tokens" if report["n_ctx"] else ""
     out["text"] = f"{model.name}, {quant}{size}{ctx}, from the server ({model_how}; weights {quant_how or 'not reported: as chosen above'})."
     if report["params"] and abs(model.params_b * 1e9 - report["params"]) > 0.05 * report["params"]:
         out["checks"].append(f"The server counts {report['params'] / 1e9:.2f} B parameters, the catalog {model.params_b:.2f} B.")
-    if report["size_bytes"] and estimate["memory"]["weights_gb"] > 0:
-        ratio = report["size_bytes"] / 1e9 / estimate["memory"]["weights_gb"]
+    if recipe_gb:
+        ratio = report["size_bytes"] / 1e9 / recipe_gb
         if not 0.8 <= ratio <= 1.25:
-            out["checks"].append(f"The file is {report['size_bytes'] / 1e9:.2f} GB, the engine counts {estimate['memory']['weights_gb']:.2f} GB of {quant} weights: another format or a model with extra parts (vision, draft)?")
+            out["checks"].append(f"The file is {report['size_bytes'] / 1e9:.2f} GB where {quant} weights of this model come to {recipe_gb:.2f} GB: a mix of other tensor types (or extra parts such as a vision projector); predicted for the file's size.")
     out["view"] = predicted_view
     out["estimate"] = estimate
     return out

@@ -163,6 +163,8 @@ def request_for_view(view: dict) -> dict:
         **_system_ram(v),
         "batch": v["batch"] if v["batch"] > 1 else None,
         "threads": v["threads"] or None,
+        "file_gb": v["file"] or None,
+        "context_size": v["ctx"] or None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
         **_placement(v),
         **_speculative(v),

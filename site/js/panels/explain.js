@@ -70,6 +70,8 @@ function memoryRows(e) {
   const m = e.memory;
   const rows = MEMORY_PARTS.map(([key, label]) => [label, fmt.gigabytes(m[key])]);
   rows.push(["Total", `${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable (${fmt.gigabytes(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
+  if (m.file_gb) rows.push(["Weight file", `${fmt.gigabytes(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
+  if (m.context_allocated) rows.push(["KV cache allocated", `${fmt.count(m.context_tokens)} tokens per sequence (Advanced): reserved at load, whatever the chat uses`]);
   if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.gigabytes(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
   // Beside discrete cards the offloaded part lives in system RAM, whose size is an input (Advanced).
   if (m.system_ram_gib !== null && m.system_ram_gib !== undefined) {

@@ -18,7 +18,8 @@ const PROMPT_PRESETS = [
   ["12k paste", 12000],
   ["50k codebase", 50000],
 ];
-const ADVANCED_KEYS = ["depth", "kv", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "spec", "draft", "draft_n", "workload", "batch", "threads"];
+/** The Advanced settings, in the order of the form (so errors are listed as the fields appear). */
+const ADVANCED_KEYS = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "file", "ctx", "spec", "workload", "draft", "draft_n"];
 /** Picker marks come in chunks of this many items per engine call. */
 const MARK_CHUNK = 16;
 
@@ -65,9 +66,7 @@ export class SetupPanel {
       draftRow: q("#draft-row"),
       formError: q("#form-error"),
     };
-    // In the order of the form, so errors are listed as the fields appear.
-    const advanced = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "spec", "workload", "draft", "draft_n"];
-    this.adv = Object.fromEntries(advanced.map((key) => [key, q(`[name="${key}"]`)]));
+    this.adv = Object.fromEntries(ADVANCED_KEYS.map((key) => [key, q(`[name="${key}"]`)]));
     this.custom = new CustomModel(root, app);
     this.markCache = new Map(); // "kind|key" -> marks
     this.pickers = {
