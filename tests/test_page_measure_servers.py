@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -225,6 +226,8 @@ def test_llama_server_model_prediction_timings_flags_and_share(view_3060, tmp_pa
     rows = check_share(result["share"], tmp_path, "Llama 3.2 1B", "llama.cpp")
     tg = next(r for r in rows if r["test"] == "tg")
     assert tg["hardware"] == "NVIDIA GeForce RTX 3060" and tg["quant"] == "Q4_K_M" and float(tg["tokens_per_s"]) == 78.9 and "b6123" in tg["notes"]
+    # The rate goes into the URL (me_run), so a copied link shows it beside this computer's lane.
+    assert "me_run=rtx-3060*llama-3.2-1b*Q4_K_M*78.90" in unquote(page.evaluate("location.search"))
 
 
 def test_ollama_partial_offload_is_predicted_with_it(view_3060, tmp_path):

@@ -48,3 +48,27 @@ def test_a_race_with_a_this_computer_lane_shows_each_candidates_ratio_to_it(app)
     finally:
         show(page)
     assert page.locator('[data-testid="decode-ratio"]').is_hidden()
+
+
+def test_a_rate_measured_on_this_computer_travels_in_the_link(app):
+    """me_run (written by Measure your own) shows in the this-computer lane, labelled measured, when
+    the lane runs the measured model and weights; lane-decode stays the prediction; a bad rate in a
+    link is refused like any bad setting."""
+    page, _log, _console = app
+    lane = "rtx-3060*****1"
+    measured_lane = 'const l = document.querySelectorAll(\'[data-testid="lane"]\')[1]; const m = l.querySelector(\'[data-testid="lane-measured"]\');'
+    try:
+        view = show(page, query(hw="rtx-4090", me="rtx-3060", lane1=lane, me_run="rtx-3060*llama-3.1-8b*Q4_K_M*41.50"))
+        page.wait_for_function(f"() => {{ {measured_lane} return m && !m.hidden; }}", timeout=60_000)
+        shown = page.evaluate(f"() => {{ {measured_lane} return {{value: m.dataset.value, text: m.textContent, decode: l.querySelector('[data-testid=\"lane-decode\"]').dataset.value}}; }}")
+        assert float(shown["value"]) == 41.5 and "measured 41.5 tok/s" in shown["text"]
+        assert float(shown["decode"]) == pytest.approx(estimate_lane({"view": view, "lane": lane})["estimate"]["decode_tps"], rel=1e-9)
+        # Measured with another model: nothing to show beside this lane.
+        show(page, query(hw="rtx-4090", me="rtx-3060", lane1=lane, me_run="rtx-3060*qwen3-8b*Q4_K_M*41.50"))
+        page.wait_for_function(RATIOS_READY, timeout=60_000)
+        settle(page)
+        assert page.evaluate(f"() => {{ {measured_lane} return m.hidden && m.dataset.value === ''; }}")
+        show(page, query(hw="rtx-4090", me="rtx-3060", me_run="rtx-3060*llama-3.1-8b*Q4_K_M*-3"))
+        assert "me_run (unknown measured tok/s)" in page.inner_text("#url-notice")
+    finally:
+        show(page)

@@ -25,6 +25,11 @@ LANE_PARTS = ("hw", "model", "quant", "engine", "spec", "gpus")
 LANE_PART_NAMES = ("hardware", "model", "quant", "engine", "speculative decoding", "GPU count")
 LANE_SEPARATOR = "*"
 _LANE = {"kind": "lane", "parts": list(LANE_PARTS), "part_names": list(LANE_PART_NAMES), "separator": LANE_SEPARATOR}
+#: A decode rate measured on this computer (Measure your own), kept in the URL like a lane so a
+#: copied link shows it: the device and set-up it was measured with, then the rate.
+MEASURED_RUN = {"kind": "lane", "parts": ["hw", "model", "quant", "tps"], "part_names": ["hardware", "model", "quant", "measured tok/s"],
+                "separator": LANE_SEPARATOR, "min": 0.01, "max": 1_000_000, "default": "",
+                "doc": "a decode rate measured on this computer: hardware*model*quant*tok/s (the race's this-computer lane shows it, labelled measured)"}
 
 
 def _option(key: str, **page) -> dict:
@@ -91,6 +96,7 @@ VIEW_FIELDS = {
     "lane1": {"default": "", **_LANE, "doc": "race lane 2: hw*model*quant*engine*spec*gpus (empty part = as above)"},
     "lane2": {"default": "", **_LANE, "doc": "race lane 3"},
     "lane3": {"default": "", **_LANE, "doc": "race lane 4"},
+    "me_run": MEASURED_RUN,
 }
 # A menu's choices are the ones it labels (system.py ISA_LEVELS has more than the page offers).
 VIEW_FIELDS["hw_isa"]["choices"] = list(VIEW_FIELDS["hw_isa"]["labels"])
@@ -182,7 +188,7 @@ def _check_value(key: str, value):
         raise EngineInputError(f"{key} must be text, got {_shown(value)}", field=key)
     if kind == "choice" and value not in spec["choices"]:
         raise EngineInputError(f"{key} must be one of {', '.join(spec['choices'])}, got {_shown(value)}", field=key)
-    if len(value) > spec.get("max_length", MAX_NAME_LENGTH * (len(LANE_PARTS) if kind == "lane" else 1)):
+    if len(value) > spec.get("max_length", MAX_NAME_LENGTH * len(spec.get("parts", [key]))):
         raise EngineInputError(f"{key} is too long ({len(value):,} characters)", field=key)
     if kind == "text" and _CONTROL.search(value):
         raise EngineInputError(f"{key} must not contain control characters", field=key)

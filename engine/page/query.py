@@ -13,9 +13,6 @@ from .fields import (
     _CONTROL,
     DEFAULT_VIEW,
     ID_KINDS,
-    LANE_PART_NAMES,
-    LANE_PARTS,
-    LANE_SEPARATOR,
     MAX_JSON_DEPTH,
     MAX_NAME_LENGTH,
     MAX_QUERY_LENGTH,
@@ -90,13 +87,16 @@ def _parse_json_object(raw: str) -> dict:
     return {"ok": True, "value": raw} if isinstance(value, dict) else {"ok": False, "reason": "not a JSON object"}
 
 
-def _lane_part_ok(name: str, raw: str) -> bool:
+def _part_ok(spec: dict, part: str, raw: str) -> bool:
+    """One part of a lane-like setting (a race lane, a measured run), as schema.js checks it."""
     ids = _ids()
-    if name == "GPU count":
+    if part == "gpus":
         return lane_gpus(raw) is not None
-    if name == "speculative decoding":
+    if part == "spec":
         return raw in ("off", "mtp") or raw in ids["model"]
-    return raw in ids[name]
+    if part == "tps":
+        return bool(_NUMBER_TEXT.fullmatch(raw)) and spec["min"] <= float(raw) <= spec["max"]
+    return raw in ids[{"hw": "hardware"}.get(part, part)]
 
 
 def _parse_value(key: str, raw: str) -> dict:
@@ -125,11 +125,11 @@ def _parse_value(key: str, raw: str) -> dict:
         return {"ok": True, "value": raw}
     if kind == "json":
         return _parse_json_object(raw)
-    values = raw.split(LANE_SEPARATOR)
-    if len(values) > len(LANE_PARTS):
+    values = raw.split(spec["separator"])
+    if len(values) > len(spec["parts"]):
         return {"ok": False, "reason": "too many parts"}
-    for name, value in zip(LANE_PART_NAMES, values):
-        if value and not _lane_part_ok(name, value):
+    for part, name, value in zip(spec["parts"], spec["part_names"], values):
+        if value and not _part_ok(spec, part, value):
             return {"ok": False, "reason": f"unknown {name}"}
     return {"ok": True, "value": raw}
 

@@ -7,7 +7,7 @@
 // (site/js/panels/*, one per site/templates/panels/*.j2, each querying only inside its own
 // root) to the engine session (session.js) and keeps the one view they all show.
 
-import { quantFor } from "./schema.js";
+import { LANE_SEPARATOR, quantFor } from "./schema.js";
 import { Charts } from "./charts.js";
 import { Race, LANE_KEYS } from "./race.js";
 import { ratioText } from "./reference.js";
@@ -73,10 +73,15 @@ class App {
         this.setView({ hw: id, gpus: cards });
         this.setup.focusHardware();
       },
-      /** The last decode rate measured on a local server ({hw, model, quant, decode_tps}). */
-      measured: () => this.lastMeasured,
+      /** The decode rate measured on this computer ({hw, model, quant, decode_tps}), kept in the
+       *  URL (me_run) so a copied link shows it; setting it recomputes nothing. */
+      measured: () => {
+        const [hw, model, quant, tps] = this.view.me_run.split(LANE_SEPARATOR);
+        return tps ? { hw, model, quant, decode_tps: Number(tps) } : null;
+      },
       setMeasured: (m) => {
-        this.lastMeasured = m;
+        this.view = { ...this.view, me_run: [m.hw, m.model, m.quant, m.decode_tps.toFixed(2)].join(LANE_SEPARATOR) };
+        writeURL(this.view, schema);
         this.race.update();
       },
       /** The headline's comparison with this computer (null: none to make). */
@@ -91,7 +96,6 @@ class App {
     this.thisComputer = new ThisComputer(this.setup.ui.hardwareNote, app);
     this.results = new ResultsPanel(panelRoot("results"));
     this.advice = new AdvicePanel(panelRoot("advice"), (patch) => this.setView(patch));
-    this.lastMeasured = null;
     this.decodeRatio = el("p", { class: "decode-ratio", "data-testid": "decode-ratio", "data-value": "", hidden: true });
     this.results.ui.decodeRange.after(this.decodeRatio);
     this.player = new PlayerPanel(panelRoot("player"), () => this.current);

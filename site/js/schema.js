@@ -32,14 +32,16 @@ export function buildSchema(viewFields, catalog, answers) {
   const lane = viewFields.lane1;
   LANE_PARTS = lane.parts;
   LANE_SEPARATOR = lane.separator;
-  const laneParts = lane.parts.map((part, i) => [lane.part_names[i], partValidators[part]]);
+  // A lane-like setting (a race lane; a rate measured on this computer, whose "tps" part is a
+  // number within the field's bounds) checks each part with its validator.
+  const partsOf = (f) => f.parts.map((part, i) => [f.part_names[i], part === "tps" ? numberField(f.min, f.max) : partValidators[part]]);
   const validators = {
     int: (f) => intField(f.min, f.max),
     number: (f) => numberField(f.min, f.max),
     choice: (f) => choiceField(f.choices),
     text: (f) => textField(f.max_length),
     json: () => jsonField(),
-    lane: () => laneField(laneParts, lane.separator),
+    lane: (f) => laneField(partsOf(f), f.separator),
   };
   return Object.fromEntries(
     Object.entries(viewFields).map(([key, field]) => {
