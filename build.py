@@ -330,11 +330,14 @@ def render_page(out: Path, context: dict) -> None:
 
 def render_catalog_page(out: Path, assets_url: str) -> None:
     """catalog.html: every catalog entry with its sources and the file to edit (catalog_page.py
-    builds the rows and formats the numbers), and the calibration document it links to. It loads
+    builds the data the page's script renders as tables), and the calibration document it links to. It loads
     the same content-addressed scripts and styles as the main page."""
-    from catalog_page import CALIBRATION_DOC, catalog_context
+    from catalog_page import CALIBRATION_DOC, catalog_context, catalog_data
 
-    html = templates().get_template("catalog.html.j2").render(**catalog_context(), assets_url=assets_url)
+    html = templates().get_template("catalog.html.j2").render(
+        **catalog_context(), catalog_json=json_for_script(catalog_data()),
+        number_formats_json=json_for_script(number_formats()), assets_url=assets_url,
+    )
     (out / "catalog.html").write_text(html, encoding="utf-8")
     (out / CALIBRATION_DOC).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / CALIBRATION_DOC, out / CALIBRATION_DOC)

@@ -14,8 +14,6 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass
 
-from markupsafe import Markup, escape
-
 from engine.arch import ATTENTION_KINDS, text_config
 from engine.catalog import DATA_DIR, FIT_FILE, GB, read_toml_tables
 from engine.engines import Engine, load_engines
@@ -94,16 +92,19 @@ def _shown_url(url: str) -> str:
     return text[: URL_SHOWN_CHARACTERS - tail - 1] + "\u2026" + text[-tail:]
 
 
-def linkify(text: str) -> Markup:
-    """Source text, escaped, with every URL in it a link."""
+def linkify(text: str) -> list:
+    """Source text as the page renders it: plain strings, and ``[url, shown]`` for every URL in it
+    (the page's script makes those links; the rule of what is a URL stays here)."""
     out, position = [], 0
     for match in URL.finditer(text):
         url = _url_end(match.group(0))
-        link = Markup('<a href="{0}" title="{0}" rel="noreferrer">{1}</a>').format(url, _shown_url(url))
-        out += [escape(text[position:match.start()]), link]
+        if match.start() > position:
+            out.append(text[position:match.start()])
+        out.append([url, _shown_url(url)])
         position = match.start() + len(url)
-    out.append(escape(text[position:]))
-    return Markup("").join(out)
+    if position < len(text):
+        out.append(text[position:])
+    return out
 
 
 PAGE_FILTERS = {
@@ -112,7 +113,6 @@ PAGE_FILTERS = {
     "pct": percent,
     "signed_pct": signed_percent,
     "sig": significant,
-    "linkify": linkify,
 }
 
 # --------------------------------------------------------------------------------------------
@@ -267,17 +267,121 @@ def calibration() -> dict:
 
 
 def catalog_context() -> dict:
-    """Everything catalog.html.j2 renders."""
-    hardware = hardware_groups()
-    models = model_groups()
+    """Everything catalog.html.j2 renders but the entries (catalog_data, which build.py writes
+    into the page as JSON): counts and the calibration fit."""
     return {
-        "hardware": hardware,
-        "hardware_entries": sum(len(rows) for _vendor, families in hardware for _family, rows in families),
         "hardware_variants": len(load_hardware()),
-        "models": models,
         "model_count": len(load_models()),
-        "quants": quant_groups(),
         "quant_count": len(load_quants()),
         "engines": engine_rows(),
         "calibration": calibration(),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The page's data (catalog.html renders it with site/js/catalog*.js: filters, sorting, pages)
+# --------------------------------------------------------------------------------------------
+
+#: How the page names the device kinds (hardware ``kind``).
+KIND_TITLES = {"gpu": "Graphics card", "soc": "Unified-memory chip", "cpu": "CPU"}
+
+
+def _words(text: str) -> str:
+    """A search text without repeated words (the page matches each typed word inside one)."""
+    return " ".join(dict.fromkeys(text.split()))
+
+
+def _drop_empty(record: dict) -> dict:
+    """Leave out unset fields: the page shows a dash for a missing one, and the data stays small."""
+    return {key: value for key, value in record.items() if value not in (None, "", [], {}, ())}
+
+
+def _sources(source: str, sources: dict, notes: str) -> dict:
+    return _drop_empty({
+        "source": linkify(source),
+        "sources": [[key, linkify(text)] for key, text in sorted(sources.items())],
+        "notes": linkify(notes) if notes else None,
+    })
+
+
+def _hardware_data() -> list[dict]:
+    """One record per hardware entry (as written in its file) with its memory variants, each
+    priced as the reverse search prices it (engine/page/buying.py)."""
+    from engine.page.buying import price
+
+    out = []
+    for vendor, families in hardware_groups():
+        for family, rows in families:
+            for row in rows:
+                d = row.device
+                street = d.street_price
+                out.append(_drop_empty({
+                    "id": d.base_id, "name": row.name, "vendor": d.vendor, "vendor_title": vendor, "family": family,
+                    "kind": d.kind, "form_factor": d.form_factor, "status": d.status if d.status != "released" else None,
+                    "aliases": list(row.aliases), "search": _words(row.search_text), "file": row.file,
+                    "memory_type": d.memory_type, "memory_bus_bits": d.memory_bus_bits, "memory_channels": d.memory_channels,
+                    "memory_data_rate_mts": d.memory_data_rate_mts, "bandwidth_gbs": d.bandwidth_gbs,
+                    "cpu_bandwidth_gbs": d.cpu_bandwidth_gbs, "fp16_tflops": d.fp16_tflops, "fp16_acc16_tflops": d.fp16_acc16_tflops,
+                    "int8_tops": d.int8_tops, "fp8_tflops": d.fp8_tflops, "fp4_tflops": d.fp4_tflops, "fp32_tflops": d.fp32_tflops,
+                    "gpu_cores": d.gpu_cores, "gpu_clock_mhz": d.gpu_clock_mhz, "cpu_cores": d.cpu_cores, "cpu_threads": d.cpu_threads,
+                    "pcie": f"PCIe {d.pcie_gen}.0 x{d.pcie_lanes or 16}" if d.pcie_gen else None,
+                    "nvlink_gbs": d.nvlink_gbs, "backend": d.backend, "engine": d.engine, "tdp_w": d.tdp_w,
+                    "launch_year": d.launch_year,
+                    "street": {**street, "source": linkify(street["source"])} if street else None,
+                    "street_note": linkify(d.street_price_note) if d.street_price_note else None,
+                    "variants": [_drop_empty({"id": v.id, "name": v.name, "memory_gib": v.memory_gib,
+                                              "launch_price_usd": v.launch_price_usd, "price": price(v) and {
+                                                  key: value for key, value in price(v).items() if key != "source"}})
+                                 for v in row.variants],
+                    **_sources(d.source, d.sources, d.notes),
+                }))
+    return out
+
+
+def _model_data() -> list[dict]:
+    out = []
+    for family, rows in model_groups():
+        for row in rows:
+            m = row.model
+            out.append(_drop_empty({
+                "id": m.id, "name": m.name, "family": family, "org": m.org, "aliases": list(m.aliases), "search": _words(row.search_text),
+                "file": row.file, "release_date": m.release_date, "license": m.license, "tokenizer": m.tokenizer,
+                "reasoning": m.reasoning, "hf_repo": m.hf_repo, "params_b": m.params_b,
+                "active_params_b": m.active_params_b if m.active_params_b != m.params_b else None,
+                "params_from_config_b": row.params_from_config_b, "vision_params_b": m.vision_params_b,
+                "layers": m.arch.layers, "hidden_size": m.arch.hidden_size, "heads": row.heads, "kv_heads": row.kv_heads,
+                "experts": [m.arch.n_experts, m.arch.experts_per_token] if m.arch.is_moe else None,
+                "layout": [f"{count} {kind}" for kind, count in row.layout], "windows": list(row.windows),
+                "kv_bytes_per_token": row.kv_bytes_per_token_f16, "max_context": m.arch.max_context,
+                "sizes": [f"{c.quant} {number(c.published_gb, 2)} / {number(c.computed_gb, 2)}"
+                          + (f" ({signed_percent(c.deviation)})" if c.deviation is not None else "") for c in row.sizes],
+                **_sources(m.source, m.sources, m.notes),
+            }))
+    return out
+
+
+def _quant_data() -> list[dict]:
+    return [_drop_empty({
+        "id": q.id, "name": q.name, "family": kind, "aliases": list(q.aliases),
+        "search": " ".join([q.id, q.name, q.kind, *q.aliases]).lower(), "file": "data/quants.toml",
+        "bits_per_weight": q.bits_per_weight, "compute_format": q.compute_format, "recipe": q.recipe,
+        "weight_type": q.weight_type, "llama_ftype": q.llama_ftype, "engines": list(q.engines),
+        **_sources(q.source, q.sources, q.notes),
+    }) for kind, formats in quant_groups() for q in formats]
+
+
+def _engine_data() -> list[dict]:
+    return [_drop_empty({
+        "id": e.id, "name": e.name, "family": "Engines", "aliases": list(e.aliases),
+        "search": " ".join([e.id, e.name, *e.aliases]).lower(), "file": "data/engines.toml", "base": e.base,
+        "backends": list(e.backends), "formats": list(e.formats), "flash_attn_default": "yes" if e.flash_attn_default else "no",
+        **_sources(e.source, sources, e.notes),
+    }) for e, sources in engine_rows()]
+
+
+def catalog_data() -> dict:
+    """Every entry of the four catalogs as catalog.html's script renders it (JSON)."""
+    return {
+        "hardware": _hardware_data(), "models": _model_data(), "quants": _quant_data(), "engines": _engine_data(),
+        "vendors": {vendor: title for vendor, title in VENDOR_TITLES.items()}, "kinds": KIND_TITLES,
     }

@@ -1,46 +1,64 @@
-// The catalog page: a search box that filters the entries (every word must match a row's names,
-// id, aliases or family), and the theme toggle. The rows themselves are static HTML.
+// The catalog page: the build's data (catalog_page.py, a JSON island) rendered as four tables
+// (site/js/catalog-table.js) that sort, filter and show a page of rows at a time, so a phone
+// lays out tens of rows, not thousands. One search box filters every table (each typed word must
+// be in an entry's names, id, aliases or family); hardware also filters by vendor, kind, memory
+// and price. A link to an entry (catalog.html#hw-rtx-4090) shows and opens it whatever the
+// filters say.
 
+import { $, readJSON } from "./dom.js";
+import { EntryTable } from "./catalog-table.js";
+import { engineView, hardwareFilter, hardwareView, modelView, quantView } from "./catalog-views.js";
 import { initTheme } from "./theme.js";
 
-const search = document.getElementById("catalog-search");
-const count = document.getElementById("catalog-count");
-const rows = [...document.querySelectorAll("tr[data-search]")];
-const groups = [...document.querySelectorAll("[data-group]")];
+const data = readJSON("catalog-data");
+const tables = {
+  hardware: new EntryTable($("#hardware"), { ...hardwareView(data), sortKey: 0 }),
+  models: new EntryTable($("#models"), { ...modelView(data), sortKey: null }),
+  formats: new EntryTable($("#formats"), { ...quantView(data), sortKey: null }),
+  engines: new EntryTable($("#engines"), { ...engineView(data), sortKey: null }),
+};
+const search = $("#catalog-search");
+const count = $("#catalog-count");
+const filters = { vendor: $("#hw-vendor"), kind: $("#hw-kind"), memory: $("#hw-memory"), price: $("#hw-price") };
 const IDLE_TEXT = count.textContent;
 
-function matches(row, words) {
-  const text = row.dataset.search;
-  return words.every((word) => text.includes(word));
+function fill(select, entries) {
+  for (const [value, label] of entries) select.add(new Option(label, value));
 }
+fill(filters.vendor, Object.entries(data.vendors).filter(([id]) => data.hardware.some((e) => e.vendor === id)));
+fill(filters.kind, Object.entries(data.kinds));
 
-/** Show the rows every word of the query matches; hide the groups left empty. */
-function filter() {
+/** Apply the search box and the hardware filters to every table. */
+function apply() {
   const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
-  let shown = 0;
-  for (const row of rows) {
-    row.hidden = !matches(row, words);
-    const sources = row.nextElementSibling;
-    if (sources?.dataset.sourcesOf === row.id) sources.hidden = row.hidden;
-    if (!row.hidden) shown += 1;
-  }
-  for (const group of groups) group.hidden = !group.querySelector("tr[data-search]:not([hidden])");
-  const query = search.value.trim();
-  count.textContent = words.length ? `${shown} of ${rows.length} entries match “${query}”.` : IDLE_TEXT;
+  const matches = (row) => words.every((word) => row.search.includes(word));
+  const hardware = hardwareFilter({ vendor: filters.vendor.value, kind: filters.kind.value, memory: filters.memory.value, price: filters.price.value.trim() });
+  tables.hardware.setFilter((row) => matches(row) && hardware(row));
+  for (const name of ["models", "formats", "engines"]) tables[name].setFilter(matches);
+  const shown = Object.values(tables).reduce((sum, table) => sum + table.total, 0);
+  const all = Object.values(tables).reduce((sum, table) => sum + table.rows.length, 0);
+  count.textContent = words.length ? `${shown} of ${all} entries match “${search.value.trim()}”.` : IDLE_TEXT;
 }
 
-/** A link to an entry (catalog.html#hw-rtx-4090) always shows it, whatever the search says. */
+/** A link to an entry (catalog.html#hw-rtx-4090) shows it, opened, whatever the filters said:
+ *  the search then names it (its id), so the page stays short instead of paging down to it. */
 function revealTarget() {
-  const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
-  if (target && target.closest("[hidden]")) {
-    search.value = "";
-    filter();
-    target.scrollIntoView();
+  const anchor = decodeURIComponent(location.hash.slice(1));
+  const table = Object.values(tables).find((t) => t.find(anchor));
+  if (!table) return;
+  const row = table.find(anchor);
+  if (!table.matching().slice(0, table.shown).includes(row)) {
+    search.value = anchor.slice(anchor.indexOf("-") + 1);
+    for (const select of [filters.vendor, filters.kind, filters.memory]) select.value = "";
+    filters.price.value = "";
+    apply();
   }
+  table.reveal(row)?.scrollIntoView();
 }
 
-search.addEventListener("input", filter);
+search.addEventListener("input", apply);
+for (const control of Object.values(filters)) control.addEventListener(control.tagName === "INPUT" ? "input" : "change", apply);
 window.addEventListener("hashchange", revealTarget);
-initTheme(document.getElementById("theme-toggle"));
-if (search.value) filter();
+initTheme($("#theme-toggle"));
+apply();
 revealTarget();
