@@ -184,6 +184,14 @@ def service_worker_installed(page) -> None:
     page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
 
 
+def worker_state(page) -> dict:
+    """The engine worker's diagnostics: boot marks (ms since it started), snapshot state."""
+    for worker in page.workers:
+        if worker.url.endswith("/worker.js"):
+            return worker.evaluate("() => self.__tokfeelDiagnostics ? self.__tokfeelDiagnostics() : {}")
+    return {}
+
+
 def first_visit(browser, served: Served):
     """One cold visit: engine ready, then (same profile) a warm visit; the server's log of the first."""
     context = browser.new_context()
@@ -194,6 +202,7 @@ def first_visit(browser, served: Served):
     cold = engine_ready_ms(page)
     cold_cpu = cpu_since(cpu)
     ready_at = time.monotonic()
+    cold_state = worker_state(page)
     service_worker_installed(page)
     page.wait_for_function("() => window.__tokfeel.settled()", timeout=180_000, polling=50)
     # The engine's memory snapshot (where the build keeps one) is written once the page is quiet.
@@ -210,8 +219,9 @@ def first_visit(browser, served: Served):
     second.goto(served.url)
     warm = engine_ready_ms(second)
     warm_cpu = cpu_since(cpu)
+    warm_state = worker_state(second)
     context.close()
-    return cold, warm, log, ready_at, cold_cpu, warm_cpu
+    return cold, warm, log, ready_at, cold_cpu, warm_cpu, (cold_state, warm_state)
 
 
 def bare_visits(browser, url):
@@ -351,7 +361,8 @@ def build_revision(revision: str, folder: Path) -> Path:
 def measure_loads(browser, served, loads, results):
     """Append one bare and one engine (cold, warm) visit pair to ``results``."""
     b_cold, b_warm, b_cpu = bare_visits(browser, served.url)
-    e_cold, e_warm, log, ready_at, e_cpu, w_cpu = first_visit(browser, served)
+    e_cold, e_warm, log, ready_at, e_cpu, w_cpu, states = first_visit(browser, served)
+    results.setdefault("states", []).append(states)
     results.setdefault("bare_cpu", []).append(b_cpu)
     results.setdefault("cold_cpu", []).append(e_cpu)
     results.setdefault("warm_cpu", []).append(w_cpu)
@@ -369,6 +380,11 @@ def report_loads(label, r, loads):
     print(f"[{label}]   ratio cold engine / cold bare: {med(r['cold']) / med(r['bare_cold']):.2f}x;  warm engine / cold engine: {med(r['warm']) / med(r['cold']):.2f}")
     print(f"[{label}] browser CPU seconds until ready (robust to a busy machine): bare cold {med(r['bare_cpu']):.2f}, engine cold {med(r['cold_cpu']):.2f}, "
           f"engine warm {med(r['warm_cpu']):.2f};  ratios {med(r['cold_cpu']) / med(r['bare_cpu']):.2f}x and {med(r['warm_cpu']) / med(r['cold_cpu']):.2f}")
+    for cold_state, warm_state in r.get("states", []):
+        for name, state in (("cold", cold_state), ("warm", warm_state)):
+            marks = state.get("marks", {})
+            steps = ", ".join(f"{step} {ms} ms" for step, ms in marks.items())
+            print(f"[{label}]   worker boot, {name} visit (ms since the worker started): {steps or 'not exposed'}; snapshot: {state.get('snapshot')}")
     log, ready_at = r["log"]
     downloads = [(path, size) for _t, path, status, size in log if status == 200]
     counts = Counter(path for path, _size in downloads)

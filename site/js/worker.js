@@ -1,9 +1,11 @@
 // The engine's Web Worker: boots Pyodide, unpacks the engine bundle (engine/ as bytecode compiled
 // for this runtime, data/ with the catalogs parsed at build time; the repository's layout) and
-// answers the page's calls through engine.page.handle(json) -> json.
+// answers the page's calls through engine.page.handle(json) -> json. A later visit restores the
+// booted engine from the memory snapshot the first one kept (snapshot.js) instead.
 // The message shapes are declared in protocol.js.
 
 import { MSG } from "./protocol.js";
+import { dropSnapshots, growingModuleFactory, readSnapshot, snapshotKey, writeSnapshot } from "./snapshot.js";
 
 /** Where the bundle is unpacked; the engine finds data/ next to engine/ there. */
 const BUNDLE_DIR = "/home/pyodide/tokfeel";
@@ -16,6 +18,15 @@ const ADOPT_CACHE = "tokfeel-adopted";
 const started = performance.now();
 let handle = null; // the Python function engine.page.handle, once loaded
 let bootingFrom = null; // the runtime's folder while it loads
+let pendingSnapshot = null; // keeps the booted engine's memory, run right after the boot's reply
+/** Read by scripts/bench_page.py and the tests: when each boot step ended (ms since the worker
+ *  started), whether the engine was restored from a snapshot or kept one, the heap's size. */
+const diagnostics = { marks: {}, snapshot: null, wasmHeapBytes: () => null };
+self.__tokfeelDiagnostics = () => ({ ...diagnostics, wasmHeapBytes: diagnostics.wasmHeapBytes() });
+
+function mark(step) {
+  diagnostics.marks[step] = Math.round(performance.now() - started);
+}
 
 function progress(stage, message) {
   self.postMessage({ type: MSG.PROGRESS, stage, message, elapsedMs: Math.round(performance.now() - started) });
@@ -57,8 +68,9 @@ async function fetchBundle(url, integrity) {
   return response.arrayBuffer();
 }
 
-/** Pyodide's loader and runtime; any failure says which part did not load. */
-async function loadRuntime(indexURL) {
+/** Pyodide's loader and runtime; any failure says which part did not load. `options` are
+ *  loadPyodide's snapshot options (snapshot.js). */
+async function loadRuntime(indexURL, options = {}) {
   if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
     throw new Error("this browser does not allow WebAssembly here, and the engine's Python runtime needs it (a browser setting, a policy or an extension blocks it)");
   }
@@ -69,9 +81,40 @@ async function loadRuntime(indexURL) {
     throw new Error(`the Python runtime's loader (${indexURL}pyodide.mjs) did not load: ${error.message || error}`);
   }
   try {
-    return await loadPyodide({ indexURL, packages: [] });
+    return await loadPyodide({ indexURL, packages: [], ...options });
   } catch (error) {
     throw new Error(`the Python runtime (${indexURL}) did not load: ${error.message || error}`);
+  }
+}
+
+/** The default view's estimate: on a fresh boot it loads every catalog, the fit and the measured
+ *  points, so the page's first call (a shared link's view) costs what any later one does; after
+ *  a restore it proves the restored engine answers. */
+function check() {
+  const answer = JSON.parse(handle(JSON.stringify({ fn: "view", args: {} })));
+  if (!answer.ok) throw new Error(answer.error.message);
+}
+
+/** The booted engine restored from the kept snapshot, or null (none kept, or it failed: then it
+ *  is dropped and the boot starts afresh). */
+async function restore(indexURL, key, bundle) {
+  const snapshot = await readSnapshot(key);
+  if (!snapshot) return null;
+  try {
+    const pyodide = await loadRuntime(indexURL, { _loadSnapshot: snapshot, createPyodideModule: await growingModuleFactory(indexURL, snapshot) });
+    mark("runtime");
+    // The files are not part of the heap: the engine reads some of them later.
+    pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
+    mark("unpack");
+    handle = pyodide.pyimport("engine.page").handle;
+    mark("import");
+    check();
+    mark("check");
+    return pyodide;
+  } catch {
+    handle = null;
+    await dropSnapshots();
+    return null;
   }
 }
 
@@ -82,22 +125,44 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   // The bundle downloads while Pyodide compiles; a failure is kept until it is awaited.
   const bundle = fetchBundle(bundleURL, bundleIntegrity);
   bundle.catch(() => {});
-  const pyodide = await loadRuntime(indexURL);
-  progress("engine", "Loading the estimation engine");
-  pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
-  pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
-  const page = pyodide.pyimport("engine.page");
-  handle = page.handle;
+  const key = snapshotKey(indexURL, bundleURL, self.location.href);
+  let pyodide = await restore(indexURL, key, bundle);
+  diagnostics.snapshot = pyodide ? "restored" : "none";
+  if (!pyodide) {
+    pyodide = await loadRuntime(indexURL, { _makeSnapshot: typeof caches !== "undefined" });
+    mark("runtime");
+    progress("engine", "Loading the estimation engine");
+    pyodide.unpackArchive(await bundle, "zip", { extractDir: BUNDLE_DIR });
+    mark("unpack");
+    pyodide.pyimport("sys").path.insert(0, BUNDLE_DIR);
+    handle = pyodide.pyimport("engine.page").handle;
+    mark("import");
+    progress("catalogs", "Reading the catalogs");
+    check();
+    mark("check");
+    pendingSnapshot = () => keepSnapshot(pyodide, key);
+  }
   // Diagnostics for scripts/bench_page.py (read-only): the size of the runtime's WebAssembly heap.
-  self.__tokfeelDiagnostics = () => ({ wasmHeapBytes: pyodide._module?.HEAPU8?.byteLength ?? null });
-  progress("catalogs", "Reading the catalogs");
-  // One estimate of the default view loads every catalog, the fit and the measured points, so the
-  // page's first call (a shared link's view) costs what any later one does.
-  const check = JSON.parse(handle(JSON.stringify({ fn: "view", args: {} })));
-  if (!check.ok) throw new Error(check.error.message);
+  diagnostics.wasmHeapBytes = () => pyodide._module?.HEAPU8?.byteLength ?? null;
   progress("ready", "Engine ready");
   bootingFrom = null;
   return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started) };
+}
+
+/** Copy the booted engine's memory (before any call changes it) and keep it for the next visit. */
+function keepSnapshot(pyodide, key) {
+  let bytes;
+  try {
+    bytes = pyodide.makeMemorySnapshot();
+  } catch {
+    diagnostics.snapshot = "failed";
+    return;
+  }
+  mark("snapshot");
+  writeSnapshot(key, bytes).then(
+    () => { diagnostics.snapshot = "kept"; },
+    () => { diagnostics.snapshot = "not kept"; },
+  );
 }
 
 self.addEventListener("message", async (event) => {
@@ -108,6 +173,10 @@ self.addEventListener("message", async (event) => {
     } catch (error) {
       reply(message.id, false, { message: `the engine could not start: ${error.message || error}`, field: null });
     }
+    // In the same task as the reply, so no call can run first (calls grow and change the heap).
+    const snapshot = pendingSnapshot;
+    pendingSnapshot = null;
+    snapshot?.();
     return;
   }
   if (message.type === MSG.CALL) {
@@ -129,6 +198,7 @@ self.addEventListener("message", async (event) => {
       // engine.page.handle never raises for bad input, so this is the runtime itself failing (out of
       // memory, a fatal Pyodide error): the page ends this worker and offers to start a new one.
       handle = null;
+      dropSnapshots(); // a Retry boots afresh rather than restoring what may have led here
       reply(message.id, false, { message: `the engine crashed: ${error.message || error}`, field: null });
       self.postMessage({ type: MSG.ERROR, message: `the engine crashed: ${error.message || error}` });
       return;
