@@ -93,6 +93,24 @@ def _check_source(kind: str, entry_id: str, text: Any, what: str) -> None:
         raise CatalogError(f"{kind} {entry_id!r}: {what} must name where the number comes from")
 
 
+def check_provenance(kind: str, entry_id: str, raw: dict) -> None:
+    """``verified_from`` names the URL of what was read (and found to match); ``unverified`` says the
+    numbers were not read from their source. An entry says one or neither, never both."""
+    if raw.get("verified_from") and raw.get("unverified"):
+        raise CatalogError(f"{kind} {entry_id!r}: verified_from and unverified contradict each other")
+    if "verified_from" in raw and "https://" not in raw["verified_from"]:
+        raise CatalogError(f"{kind} {entry_id!r}: verified_from must hold the URL that was read")
+    if "unverified" in raw:
+        _check_source(kind, entry_id, raw["unverified"], "unverified")
+
+
+def provenance(entry: Any) -> str:
+    """``read`` (numbers checked against ``verified_from``), ``unverified`` or ``not stated``."""
+    if entry.verified_from:
+        return "read"
+    return "unverified" if entry.unverified else "not stated"
+
+
 def validate_entry(kind: str, entry_id: str, raw: dict, schema: tuple[Field, ...]) -> dict:
     """Check one raw entry against ``schema``; return it with defaults filled in."""
     if not ID_PATTERN.match(entry_id):

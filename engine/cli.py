@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(items, indent=2))
             else:
                 for item in items:
-                    print(f"{item['id']:<40} {item['name']}")
+                    flag = "  (numbers not read from the source: see 'unverified')" if item.get("provenance") == "unverified" else ""
+                    print(f"{item['id']:<40} {item['name']}{flag}")
         elif args.command == "score":
             from .tools.score import score_main
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .catalog import DATA_DIR, GB, GIB, AliasIndex, CatalogError, Field, prevalidated, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, GB, GIB, AliasIndex, CatalogError, Field, check_provenance, prevalidated, read_toml_tables, validate_entry
 
 VENDORS = ("nvidia", "amd", "intel", "apple", "qualcomm", "ampere", "raspberry-pi", "other")
 KINDS = ("gpu", "soc", "cpu")
@@ -71,6 +71,8 @@ SCHEMA = (
     Field("source", str, required=True),
     Field("sources", dict),
     Field("notes", str),
+    Field("verified_from", str),
+    Field("unverified", str),
 )
 
 #: Vector and matrix instruction sets a CPU entry may list (``cpu_isa``), the ones ggml's CPU
@@ -157,6 +159,9 @@ class Device:
     #: Why there is no street price where one was looked for (e.g. only ranges are published).
     street_price_note: str = ""
     notes: str = ""
+    #: Provenance, as for models (engine/catalog.py check_provenance).
+    verified_from: str = ""
+    unverified: str = ""
     base_id: str = ""
 
     @property
@@ -314,6 +319,7 @@ def load_hardware() -> dict[str, Device]:
             _check_nvlink(entry_id, raw)
             _check_cpu(entry_id, raw)
             _check_street_price(entry_id, raw)
+            check_provenance("hardware", entry_id, raw)
         for variant_id, variant in _variants(entry_id, raw):
             if variant_id in devices:
                 raise CatalogError(f"duplicate hardware id {variant_id!r}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .catalog import GB
+from .catalog import GB, provenance
 from .engines import format_backends, load_engines
 from .errors import EngineInputError
 from .hardware import load_hardware
@@ -41,6 +41,9 @@ def _hardware() -> list[dict]:
                 "nvlink_bridge": device.nvlink_bridge,
                 "source": device.source,
                 "sources": device.sources,
+                "provenance": provenance(device),
+                "verified_from": device.verified_from or None,
+                "unverified": device.unverified or None,
                 "base_id": device.base_id,
             }
         )
@@ -73,6 +76,9 @@ def _models() -> list[dict]:
                 "quants": list(model.quants),
                 "source": model.source,
                 "sources": model.sources,
+                "provenance": provenance(model),
+                "verified_from": model.verified_from or None,
+                "unverified": model.unverified or None,
             }
         )
     return out

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import cache, cached_property
 
 from .arch import Architecture, architecture_from_config
-from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, normalise_name, prevalidated, read_toml_tables, validate_entry
+from .catalog import DATA_DIR, AliasIndex, CatalogError, Field, check_provenance, normalise_name, prevalidated, read_toml_tables, validate_entry
 from .errors import EngineInputError
 
 SCHEMA = (
@@ -35,6 +35,8 @@ SCHEMA = (
     Field("sources", dict),
     Field("notes", str),
     Field("finetunes", dict),
+    Field("verified_from", str),
+    Field("unverified", str),
 )
 
 #: A ``finetunes`` value: the fine-tune's published config.json on Hugging Face, which must have the
@@ -67,6 +69,11 @@ class Model:
     notes: str = ""
     #: Fine-tunes sharing this architecture: name -> URL of its config.json.
     finetunes: dict | None = None
+    #: Provenance (engine/catalog.py check_provenance): the file actually read whose numbers match
+    #: ``config`` (a commit-pinned copy where huggingface.co itself was out of reach), or a statement
+    #: that the numbers were NOT read from the published config.json. Neither = not stated.
+    verified_from: str = ""
+    unverified: str = ""
 
     @cached_property
     def arch(self) -> Architecture:
@@ -98,6 +105,7 @@ def _model_from_raw(entry_id: str, raw: dict, check: bool = True) -> Model:
             raise CatalogError(f"model {entry_id!r}: gguf_sizes_gb.{quant} must be a size in GB")
     if raw.get("gguf_sizes_gb") and "gguf_sizes_gb" not in raw.get("sources", {}):
         raise CatalogError(f"model {entry_id!r}: gguf_sizes_gb needs sources.gguf_sizes_gb")
+    check_provenance("model", entry_id, raw)
     for name, source in raw.get("finetunes", {}).items():
         if not isinstance(source, str) or not FINETUNE_SOURCE.match(source):
             raise CatalogError(f"model {entry_id!r}: finetunes.{name} must be the URL of its config.json on huggingface.co")

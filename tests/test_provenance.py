@@ -1,0 +1,150 @@
+"""Provenance of the catalog's numbers (issue 14): an entry says what was actually read to check its
+numbers (``verified_from``: the URL of the file read, commit-pinned) or that they were not read
+from the source (``unverified``), never both; the listing carries it. The breadth entries added
+without reading their sources must say one or the other, and each one checked is pinned here to the
+figures of the copy that was read (layers, width, heads, KV heads, FFN width, vocabulary).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.catalog import CatalogError
+from engine.hardware import load_hardware
+from engine.listing import list_catalog
+from engine.models import _model_from_raw, load_models
+
+from test_hardware_breadth import PINNED as BREADTH_DEVICES
+from test_models_breadth import PINNED as BREADTH_MODELS
+
+MLC = "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
+LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f5838f51a3d5efa/litgpt/config.py"
+REFERENCE = {"mlc-llm": MLC, "litgpt": LITGPT}
+
+#: id -> (copy read, (num_hidden_layers, hidden_size, num_attention_heads, KV heads, intermediate_size,
+#: vocab_size)) as that copy states them. mlc-llm's model_preset.py holds config.json copies; litgpt's
+#: config.py transcribes each model's config.json into its own field names.
+READ = {
+    "aya-expanse-8b": ("mlc-llm", (32, 4096, 32, 8, 14336, 256000)),
+    "baichuan2-7b": ("mlc-llm", (32, 4096, 32, 32, 11008, 125696)),
+    "codellama-13b": ("mlc-llm", (40, 5120, 40, 40, 13824, 32016)),
+    "codellama-34b": ("litgpt", (48, 8192, 64, 8, 22016, 32000)),
+    "codellama-70b": ("litgpt", (80, 8192, 64, 8, 28672, 32016)),
+    "codellama-7b": ("mlc-llm", (32, 4096, 32, 32, 11008, 32016)),
+    "deepseek-moe-16b": ("mlc-llm", (28, 2048, 16, 16, 10944, 102400)),
+    "deepseek-v2-lite": ("mlc-llm", (27, 2048, 16, 16, 10944, 102400)),
+    "falcon-180b": ("litgpt", (80, 14848, 232, 8, None, 65024)),
+    "falcon-40b": ("litgpt", (60, 8192, 128, 8, None, 65024)),
+    "falcon-7b": ("litgpt", (32, 4544, 71, None, None, 65024)),
+    "falcon3-10b": ("litgpt", (40, 3072, 12, 4, 23040, 131072)),
+    "falcon3-1b": ("litgpt", (18, 2048, 8, 4, 8192, 131072)),
+    "falcon3-3b": ("litgpt", (22, 3072, 12, 4, 9216, 131072)),
+    "falcon3-7b": ("litgpt", (28, 3072, 12, 4, 23040, 131072)),
+    "gemma-2-2b": ("litgpt", (26, 2304, 8, 4, 9216, 256000)),
+    "gemma-2b": ("mlc-llm", (18, 2048, 8, 1, 16384, 256000)),
+    "gemma-7b": ("litgpt", (28, 3072, 16, 16, 24576, 256000)),
+    "internlm2.5-7b": ("mlc-llm", (32, 4096, 32, 8, 14336, 92544)),
+    "minicpm-2b": ("mlc-llm", (40, 2304, 36, 36, 5760, 122753)),
+    "mistral-7b-v0.1": ("mlc-llm", (32, 4096, 32, 8, 14336, 32000)),
+    "mistral-7b-v0.2": ("litgpt", (32, 4096, 32, 8, 14336, 32000)),
+    "mistral-large-2407": ("litgpt", (88, 12288, 96, 8, 28672, 32768)),
+    "mixtral-8x22b": ("litgpt", (56, 6144, 48, 8, 16384, 32768)),
+    "orion-14b": ("mlc-llm", (40, 5120, 40, 40, 15360, 84608)),
+    "phi-1.5": ("litgpt", (24, 2048, 32, None, 8192, 51200)),
+    "phi-2": ("litgpt", (32, 2560, 32, None, 10240, 51200)),
+    "phi-3-mini-128k": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
+    "phi-3-mini-4k": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
+    "phi-3.5-mini": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
+    "phi-4-mini-reasoning": ("litgpt", (32, 3072, 24, 8, 8192, 200064)),
+    "phi-4-reasoning": ("litgpt", (40, 5120, 40, 10, 17920, 100352)),
+    "phi-4-reasoning-plus": ("litgpt", (40, 5120, 40, 10, 17920, 100352)),
+    "qwen2-0.5b": ("mlc-llm", (24, 896, 14, 2, 4864, 151936)),
+    "qwen2-1.5b": ("mlc-llm", (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2-7b": ("mlc-llm", (28, 3584, 28, 4, 18944, 152064)),
+    "qwen2.5-0.5b": ("litgpt", (24, 896, 14, 2, 4864, 151936)),
+    "qwen2.5-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-14b-1m": ("litgpt", (48, 5120, 40, 8, 13824, 152064)),
+    "qwen2.5-3b": ("mlc-llm", (36, 2048, 16, 2, 11008, 151936)),
+    "qwen2.5-7b-1m": ("litgpt", (28, 3584, 28, 4, 18944, 152064)),
+    "qwen2.5-coder-0.5b": ("litgpt", (24, 896, 14, 2, 4864, 151936)),
+    "qwen2.5-coder-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-coder-14b": ("litgpt", (48, 5120, 40, 8, 13824, 152064)),
+    "qwen2.5-coder-3b": ("litgpt", (36, 2048, 16, 2, 11008, 151936)),
+    "qwen2.5-math-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-math-72b": ("litgpt", (80, 8192, 64, 8, 29568, 152064)),
+    "qwen2.5-math-7b": ("litgpt", (28, 3584, 28, 4, 18944, 152064)),
+    "qwq-32b": ("litgpt", (64, 5120, 40, 8, 27648, 152064)),
+    "salamandra-7b": ("litgpt", (32, 4096, 32, 8, 11008, 256000)),
+    "smollm-1.7b": ("mlc-llm", (24, 2048, 32, 32, 8192, 49152)),
+    "smollm-135m": ("mlc-llm", (30, 576, 9, 3, 1536, 49152)),
+    "smollm-360m": ("mlc-llm", (32, 960, 15, 5, 2560, 49152)),
+    "smollm2-135m": ("mlc-llm", (30, 576, 9, 3, 1536, 49152)),
+    "stablelm-2-1.6b": ("mlc-llm", (24, 2048, 32, 32, 5632, 100352)),
+    "stablelm-zephyr-3b": ("litgpt", (32, 2560, 32, 32, 6912, 50304)),
+    "starcoder2-7b": ("mlc-llm", (32, 4608, 36, 4, 18432, 49152)),
+}
+
+
+def _raw(entry_id: str) -> dict:
+    import tomllib
+    from pathlib import Path
+
+    for path in sorted(Path("data/models").glob("*.toml")):
+        tables = tomllib.loads(path.read_text())
+        if entry_id in tables:
+            return tables[entry_id]
+    raise KeyError(entry_id)
+
+
+def test_an_entry_cannot_be_both_read_and_unverified():
+    raw = dict(_raw("qwen2.5-0.5b"), unverified="typed from memory, not read")
+    with pytest.raises(CatalogError, match="contradict"):
+        _model_from_raw("qwen2.5-0.5b", raw)
+
+
+def test_verified_from_must_name_the_url_read():
+    raw = {k: v for k, v in _raw("qwen2.5-0.5b").items()}
+    raw["verified_from"] = "litgpt's config.py"
+    with pytest.raises(CatalogError, match="URL"):
+        _model_from_raw("qwen2.5-0.5b", raw)
+
+
+@pytest.mark.parametrize("entry_id", sorted(BREADTH_MODELS))
+def test_every_breadth_model_states_its_provenance(entry_id):
+    m = load_models()[entry_id]
+    assert bool(m.verified_from) != bool(m.unverified), entry_id
+    if m.unverified:
+        assert "not read" in m.unverified.lower()
+
+
+@pytest.mark.parametrize("entry_id", sorted(READ))
+def test_read_entries_match_the_copy_read(entry_id):
+    reference, (layers, hidden, heads, kv, ffn, vocab) = READ[entry_id]
+    m = load_models()[entry_id]
+    cfg = m.config.get("text_config", m.config)
+    assert REFERENCE[reference] in m.verified_from
+    shown = (cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"],
+             cfg.get("num_key_value_heads", cfg.get("num_kv_heads")), cfg.get("intermediate_size"), cfg["vocab_size"])
+    assert shown == (layers, hidden, heads, kv, ffn, vocab)
+
+
+@pytest.mark.parametrize("base_id", sorted(BREADTH_DEVICES))
+def test_every_breadth_device_states_its_provenance(base_id):
+    device = next(d for d in load_hardware().values() if d.base_id == base_id)
+    assert bool(device.verified_from) != bool(device.unverified), base_id
+
+
+def test_listing_and_cli_show_provenance():
+    models = {item["id"]: item for item in list_catalog("models")}
+    assert models["qwen2.5-0.5b"]["provenance"] == "read" and MLC in models["qwen2.5-0.5b"]["verified_from"] or LITGPT in models["qwen2.5-0.5b"]["verified_from"]
+    unread = [item for item in models.values() if item["provenance"] == "unverified"]
+    assert unread and all(item["unverified"] and item["verified_from"] is None for item in unread)
+    out = subprocess.run([sys.executable, "-m", "engine", "list", "models"], capture_output=True, text=True, check=True).stdout
+    flagged = [line.split()[0] for line in out.splitlines() if "not read from the source" in line]
+    assert sorted(flagged) == sorted(item["id"] for item in unread)
+    listed = json.loads(subprocess.run([sys.executable, "-m", "engine", "list", "hardware", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert all(item["provenance"] in ("read", "unverified", "not stated") for item in listed)
