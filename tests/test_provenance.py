@@ -23,69 +23,83 @@ from test_models_breadth import PINNED as BREADTH_MODELS
 
 MLC = "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
 LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f5838f51a3d5efa/litgpt/config.py"
-REFERENCE = {"mlc-llm": MLC, "litgpt": LITGPT}
 
-#: id -> (copy read, (num_hidden_layers, hidden_size, num_attention_heads, KV heads, intermediate_size,
-#: vocab_size)) as that copy states them. mlc-llm's model_preset.py holds config.json copies; litgpt's
-#: config.py transcribes each model's config.json into its own field names.
+#: id -> (URL of the copy read, (num_hidden_layers, hidden_size, num_attention_heads, KV heads,
+#: intermediate_size, vocab_size)) as that copy states them (verified_from says which keys it showed).
+#: mlc-llm's model_preset.py holds config.json copies; litgpt's config.py transcribes each model's
+#: config.json into its own field names; the rest are copies of the config.json on huggingface.co
+#: (quantised or fine-tuned repositories whose _name_or_path names the original) or the authors' own.
+#: None: the copy read does not show that number.
 READ = {
-    "aya-expanse-8b": ("mlc-llm", (32, 4096, 32, 8, 14336, 256000)),
-    "baichuan2-7b": ("mlc-llm", (32, 4096, 32, 32, 11008, 125696)),
-    "codellama-13b": ("mlc-llm", (40, 5120, 40, 40, 13824, 32016)),
-    "codellama-34b": ("litgpt", (48, 8192, 64, 8, 22016, 32000)),
-    "codellama-70b": ("litgpt", (80, 8192, 64, 8, 28672, 32016)),
-    "codellama-7b": ("mlc-llm", (32, 4096, 32, 32, 11008, 32016)),
-    "deepseek-moe-16b": ("mlc-llm", (28, 2048, 16, 16, 10944, 102400)),
-    "deepseek-v2-lite": ("mlc-llm", (27, 2048, 16, 16, 10944, 102400)),
-    "falcon-180b": ("litgpt", (80, 14848, 232, 8, None, 65024)),
-    "falcon-40b": ("litgpt", (60, 8192, 128, 8, None, 65024)),
-    "falcon-7b": ("litgpt", (32, 4544, 71, None, None, 65024)),
-    "falcon3-10b": ("litgpt", (40, 3072, 12, 4, 23040, 131072)),
-    "falcon3-1b": ("litgpt", (18, 2048, 8, 4, 8192, 131072)),
-    "falcon3-3b": ("litgpt", (22, 3072, 12, 4, 9216, 131072)),
-    "falcon3-7b": ("litgpt", (28, 3072, 12, 4, 23040, 131072)),
-    "gemma-2-2b": ("litgpt", (26, 2304, 8, 4, 9216, 256000)),
-    "gemma-2b": ("mlc-llm", (18, 2048, 8, 1, 16384, 256000)),
-    "gemma-7b": ("litgpt", (28, 3072, 16, 16, 24576, 256000)),
-    "internlm2.5-7b": ("mlc-llm", (32, 4096, 32, 8, 14336, 92544)),
-    "minicpm-2b": ("mlc-llm", (40, 2304, 36, 36, 5760, 122753)),
-    "mistral-7b-v0.1": ("mlc-llm", (32, 4096, 32, 8, 14336, 32000)),
-    "mistral-7b-v0.2": ("litgpt", (32, 4096, 32, 8, 14336, 32000)),
-    "mistral-large-2407": ("litgpt", (88, 12288, 96, 8, 28672, 32768)),
-    "mixtral-8x22b": ("litgpt", (56, 6144, 48, 8, 16384, 32768)),
-    "orion-14b": ("mlc-llm", (40, 5120, 40, 40, 15360, 84608)),
-    "phi-1.5": ("litgpt", (24, 2048, 32, None, 8192, 51200)),
-    "phi-2": ("litgpt", (32, 2560, 32, None, 10240, 51200)),
-    "phi-3-mini-128k": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
-    "phi-3-mini-4k": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
-    "phi-3.5-mini": ("litgpt", (32, 3072, 32, 32, 8192, 32064)),
-    "phi-4-mini-reasoning": ("litgpt", (32, 3072, 24, 8, 8192, 200064)),
-    "phi-4-reasoning": ("litgpt", (40, 5120, 40, 10, 17920, 100352)),
-    "phi-4-reasoning-plus": ("litgpt", (40, 5120, 40, 10, 17920, 100352)),
-    "qwen2-0.5b": ("mlc-llm", (24, 896, 14, 2, 4864, 151936)),
-    "qwen2-1.5b": ("mlc-llm", (28, 1536, 12, 2, 8960, 151936)),
-    "qwen2-7b": ("mlc-llm", (28, 3584, 28, 4, 18944, 152064)),
-    "qwen2.5-0.5b": ("litgpt", (24, 896, 14, 2, 4864, 151936)),
-    "qwen2.5-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
-    "qwen2.5-14b-1m": ("litgpt", (48, 5120, 40, 8, 13824, 152064)),
-    "qwen2.5-3b": ("mlc-llm", (36, 2048, 16, 2, 11008, 151936)),
-    "qwen2.5-7b-1m": ("litgpt", (28, 3584, 28, 4, 18944, 152064)),
-    "qwen2.5-coder-0.5b": ("litgpt", (24, 896, 14, 2, 4864, 151936)),
-    "qwen2.5-coder-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
-    "qwen2.5-coder-14b": ("litgpt", (48, 5120, 40, 8, 13824, 152064)),
-    "qwen2.5-coder-3b": ("litgpt", (36, 2048, 16, 2, 11008, 151936)),
-    "qwen2.5-math-1.5b": ("litgpt", (28, 1536, 12, 2, 8960, 151936)),
-    "qwen2.5-math-72b": ("litgpt", (80, 8192, 64, 8, 29568, 152064)),
-    "qwen2.5-math-7b": ("litgpt", (28, 3584, 28, 4, 18944, 152064)),
-    "qwq-32b": ("litgpt", (64, 5120, 40, 8, 27648, 152064)),
-    "salamandra-7b": ("litgpt", (32, 4096, 32, 8, 11008, 256000)),
-    "smollm-1.7b": ("mlc-llm", (24, 2048, 32, 32, 8192, 49152)),
-    "smollm-135m": ("mlc-llm", (30, 576, 9, 3, 1536, 49152)),
-    "smollm-360m": ("mlc-llm", (32, 960, 15, 5, 2560, 49152)),
-    "smollm2-135m": ("mlc-llm", (30, 576, 9, 3, 1536, 49152)),
-    "stablelm-2-1.6b": ("mlc-llm", (24, 2048, 32, 32, 5632, 100352)),
-    "stablelm-zephyr-3b": ("litgpt", (32, 2560, 32, 32, 6912, 50304)),
-    "starcoder2-7b": ("mlc-llm", (32, 4608, 36, 4, 18432, 49152)),
+    "aya-expanse-8b": (MLC, (32, 4096, 32, 8, 14336, 256000)),
+    "baichuan2-7b": (MLC, (32, 4096, 32, 32, 11008, 125696)),
+    "codellama-13b": (MLC, (40, 5120, 40, 40, 13824, 32016)),
+    "codellama-34b": (LITGPT, (48, 8192, 64, 8, 22016, 32000)),
+    "codellama-70b": (LITGPT, (80, 8192, 64, 8, 28672, 32016)),
+    "codellama-7b": (MLC, (32, 4096, 32, 32, 11008, 32016)),
+    "command-r-08-2024": ('https://huggingface.co/unsloth/c4ai-command-r-08-2024/blob/main/config.json', (40, 8192, 64, 8, 24576, 256000)),
+    "command-r-plus": ('https://huggingface.co/openerotica/c4ai-command-r-plus-GPTQ-ERQ/commit/c1faefda971b104275d19669597e8b7a9cb2e320', (64, 12288, 96, 8, 33792, None)),
+    "command-r-v01": ('https://huggingface.co/prince-canuma/c4ai-command-r-v01-4bit/blame/main/config.json', (40, 8192, 64, 64, 22528, 256000)),
+    "deepseek-moe-16b": (MLC, (28, 2048, 16, 16, 10944, 102400)),
+    "deepseek-v2-lite": (MLC, (27, 2048, 16, 16, 10944, 102400)),
+    "falcon-180b": (LITGPT, (80, 14848, 232, 8, None, 65024)),
+    "falcon-40b": (LITGPT, (60, 8192, 128, 8, None, 65024)),
+    "falcon-7b": (LITGPT, (32, 4544, 71, None, None, 65024)),
+    "falcon3-10b": (LITGPT, (40, 3072, 12, 4, 23040, 131072)),
+    "falcon3-1b": (LITGPT, (18, 2048, 8, 4, 8192, 131072)),
+    "falcon3-3b": (LITGPT, (22, 3072, 12, 4, 9216, 131072)),
+    "falcon3-7b": (LITGPT, (28, 3072, 12, 4, 23040, 131072)),
+    "gemma-2-2b": (LITGPT, (26, 2304, 8, 4, 9216, 256000)),
+    "gemma-2b": (MLC, (18, 2048, 8, 1, 16384, 256000)),
+    "gemma-7b": (LITGPT, (28, 3072, 16, 16, 24576, 256000)),
+    "internlm2.5-7b": (MLC, (32, 4096, 32, 8, 14336, 92544)),
+    "minicpm-2b": (MLC, (40, 2304, 36, 36, 5760, 122753)),
+    "mistral-7b-v0.1": (MLC, (32, 4096, 32, 8, 14336, 32000)),
+    "mistral-7b-v0.2": (LITGPT, (32, 4096, 32, 8, 14336, 32000)),
+    "mistral-large-2407": (LITGPT, (88, 12288, 96, 8, 28672, 32768)),
+    "mixtral-8x22b": (LITGPT, (56, 6144, 48, 8, 16384, 32768)),
+    "mobilellm-125m": ('https://github.com/facebookresearch/MobileLLM/blob/1e67bf6a831b0d3863217f6a1dfd187919f636ac/configs/125M/config.json', (30, 576, 9, 3, 1536, 32000)),
+    "mobilellm-1b": ('https://github.com/facebookresearch/MobileLLM/blob/1e67bf6a831b0d3863217f6a1dfd187919f636ac/configs/1B/config.json', (54, 1280, 20, 5, 3584, 32000)),
+    "mobilellm-350m": ('https://github.com/facebookresearch/MobileLLM/blob/1e67bf6a831b0d3863217f6a1dfd187919f636ac/configs/350M/config.json', (32, 960, 15, 5, 2560, 32000)),
+    "mobilellm-600m": ('https://github.com/facebookresearch/MobileLLM/blob/1e67bf6a831b0d3863217f6a1dfd187919f636ac/configs/600M/config.json', (40, 1152, 18, 6, 3072, 32000)),
+    "orion-14b": (MLC, (40, 5120, 40, 40, 15360, 84608)),
+    "phi-1.5": (LITGPT, (24, 2048, 32, None, 8192, 51200)),
+    "phi-2": (LITGPT, (32, 2560, 32, None, 10240, 51200)),
+    "phi-3-mini-128k": (LITGPT, (32, 3072, 32, 32, 8192, 32064)),
+    "phi-3-mini-4k": (LITGPT, (32, 3072, 32, 32, 8192, 32064)),
+    "phi-3.5-mini": (LITGPT, (32, 3072, 32, 32, 8192, 32064)),
+    "phi-4-mini-reasoning": (LITGPT, (32, 3072, 24, 8, 8192, 200064)),
+    "phi-4-reasoning": (LITGPT, (40, 5120, 40, 10, 17920, 100352)),
+    "phi-4-reasoning-plus": (LITGPT, (40, 5120, 40, 10, 17920, 100352)),
+    "qwen1.5-0.5b": ('https://huggingface.co/Xenova/Qwen1.5-0.5B-Chat/blob/59d179b9a48f44cddd73760e2f65ef56b827d94b/config.json', (24, 1024, 16, 16, 2816, 151936)),
+    "qwen2-0.5b": (MLC, (24, 896, 14, 2, 4864, 151936)),
+    "qwen2-1.5b": (MLC, (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2-72b": ('https://huggingface.co/Qwen/Qwen2-72B/blob/c03367ee2f85a5f870d5aa3feb9928c9156e048f/config.json', (80, 8192, 64, 8, 29568, 152064)),
+    "qwen2-7b": (MLC, (28, 3584, 28, 4, 18944, 152064)),
+    "qwen2.5-0.5b": (LITGPT, (24, 896, 14, 2, 4864, 151936)),
+    "qwen2.5-1.5b": (LITGPT, (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-14b-1m": (LITGPT, (48, 5120, 40, 8, 13824, 152064)),
+    "qwen2.5-3b": (MLC, (36, 2048, 16, 2, 11008, 151936)),
+    "qwen2.5-7b-1m": (LITGPT, (28, 3584, 28, 4, 18944, 152064)),
+    "qwen2.5-coder-0.5b": (LITGPT, (24, 896, 14, 2, 4864, 151936)),
+    "qwen2.5-coder-1.5b": (LITGPT, (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-coder-14b": (LITGPT, (48, 5120, 40, 8, 13824, 152064)),
+    "qwen2.5-coder-3b": (LITGPT, (36, 2048, 16, 2, 11008, 151936)),
+    "qwen2.5-math-1.5b": (LITGPT, (28, 1536, 12, 2, 8960, 151936)),
+    "qwen2.5-math-72b": (LITGPT, (80, 8192, 64, 8, 29568, 152064)),
+    "qwen2.5-math-7b": (LITGPT, (28, 3584, 28, 4, 18944, 152064)),
+    "qwen2.5-vl-7b": ('https://huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct-AWQ/blame/main/config.json', (28, 3584, 28, 4, 18944, None)),
+    "qwq-32b": (LITGPT, (64, 5120, 40, 8, 27648, 152064)),
+    "salamandra-7b": (LITGPT, (32, 4096, 32, 8, 11008, 256000)),
+    "smollm-1.7b": (MLC, (24, 2048, 32, 32, 8192, 49152)),
+    "smollm-135m": (MLC, (30, 576, 9, 3, 1536, 49152)),
+    "smollm-360m": (MLC, (32, 960, 15, 5, 2560, 49152)),
+    "smollm2-135m": (MLC, (30, 576, 9, 3, 1536, 49152)),
+    "stablelm-2-1.6b": (MLC, (24, 2048, 32, 32, 5632, 100352)),
+    "stablelm-zephyr-3b": (LITGPT, (32, 2560, 32, 32, 6912, 50304)),
+    "starcoder2-15b": ('https://github.com/NVIDIA/NeMo/blob/06742279c97d06706cf891f7ef22189ef378ad02/nemo/collections/llm/gpt/model/starcoder2.py', (40, 6144, 48, 4, 24576, None)),
+    "starcoder2-3b": ('https://github.com/NVIDIA/NeMo/blob/06742279c97d06706cf891f7ef22189ef378ad02/nemo/collections/llm/gpt/model/starcoder2.py', (30, 3072, 24, 2, 12288, None)),
+    "starcoder2-7b": (MLC, (32, 4608, 36, 4, 18432, 49152)),
 }
 
 
@@ -123,13 +137,14 @@ def test_every_breadth_model_states_its_provenance(entry_id):
 
 @pytest.mark.parametrize("entry_id", sorted(READ))
 def test_read_entries_match_the_copy_read(entry_id):
-    reference, (layers, hidden, heads, kv, ffn, vocab) = READ[entry_id]
+    url, (layers, hidden, heads, kv, ffn, vocab) = READ[entry_id]
     m = load_models()[entry_id]
     cfg = m.config.get("text_config", m.config)
-    assert REFERENCE[reference] in m.verified_from
+    assert m.verified_from.startswith(url)
     shown = (cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_attention_heads"],
              cfg.get("num_key_value_heads", cfg.get("num_kv_heads")), cfg.get("intermediate_size"), cfg["vocab_size"])
-    assert shown == (layers, hidden, heads, kv, ffn, vocab)
+    pinned = (layers, hidden, heads, kv, ffn, vocab)
+    assert tuple(a for a, b in zip(shown, pinned) if b is not None) == tuple(b for b in pinned if b is not None)
 
 
 @pytest.mark.parametrize("base_id", sorted(BREADTH_DEVICES))
@@ -148,3 +163,13 @@ def test_listing_and_cli_show_provenance():
     assert sorted(flagged) == sorted(item["id"] for item in unread)
     listed = json.loads(subprocess.run([sys.executable, "-m", "engine", "list", "hardware", "--json"], capture_output=True, text=True, check=True).stdout)
     assert all(item["provenance"] in ("read", "unverified", "not stated") for item in listed)
+
+
+def test_command_r_context_is_model_max_length_as_published():
+    """Command R v01 and R+ publish max_position_embeddings 8192 and model_max_length 131072 (the
+    entries had 131072 typed into max_position_embeddings); the reader takes model_max_length first."""
+    for entry_id in ("command-r-v01", "command-r-plus"):
+        m = load_models()[entry_id]
+        assert (m.config["max_position_embeddings"], m.config["model_max_length"]) == (8192, 131072)
+        assert m.arch.max_context == 131072
+    assert load_models()["command-r-08-2024"].arch.max_context == 131072

@@ -64,4 +64,13 @@ def cohere(cfg: dict) -> Architecture:
         )
     tensors += output_head(vocab, hidden, tied)
     return decoder(model_type, tensors, attention, layers=layers, hidden=hidden, vocab=vocab, tied=tied,
-                   max_context=config_int(cfg, "max_position_embeddings", default=0))
+                   max_context=_context(cfg))
+
+
+def _context(cfg: dict) -> int:
+    """Command R v01 and R+ publish ``max_position_embeddings`` 8192 and the 131,072 tokens they were
+    trained on as ``model_max_length`` (copies of their config.json: data/models/cohere.toml
+    verified_from); llama.cpp's Command R converter reads model_max_length first, falling back to
+    max_position_embeddings ("max_position_embeddings = 8192 in config.json but model was actually
+    trained on 128k context length"). The engine does the same."""
+    return config_int(cfg, "model_max_length", "max_position_embeddings", default=0)
