@@ -165,7 +165,7 @@ class Dims:
 
 def read_dims(cfg: dict) -> Dims:
     """:class:`Dims` of a config; EngineInputError when they cannot describe a transformer."""
-    layers = config_int(cfg, "num_hidden_layers", "n_layer")
+    layers = config_int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     hidden = config_int(cfg, "hidden_size", "n_embd")
     heads = config_int(cfg, "num_attention_heads", "n_head")
     kv_heads = config_int(cfg, "num_key_value_heads", default=heads)

@@ -31,6 +31,11 @@ LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f
 #: (quantised or fine-tuned repositories whose _name_or_path names the original) or the authors' own.
 #: None: the copy read does not show that number.
 READ = {
+    "codestral-22b": ('https://huggingface.co/MrezaPRZ/codestral_bird_train/blob/main/config.json', (56, 6144, 48, 8, 16384, 32768)),
+    "deepseek-coder-1.3b": ('https://huggingface.co/unrahul/deepseek-coder-1.3b-instruct-OpenVINO-asym-int8/blame/16e6c44f16b0f02ad5452e4f2760609f9fda815c/config.json', (24, 2048, 16, 16, 5504, 32256)),
+    "deepseek-coder-33b": ('https://huggingface.co/codefuse-ai/CodeFuse-DeepSeek-33B-4bits/blame/eaa10ca65bbb737beba31eb48c107f80f8498459/config.json', (62, 7168, 56, 8, 19200, 32256)),
+    "deepseek-coder-6.7b": ('https://huggingface.co/deepseek-ai/deepseek-coder-6.7b-instruct/blame/main/config.json', (32, 4096, 32, 32, 11008, 32256)),
+    "yi-1.5-9b": ('https://huggingface.co/fakezeta/Yi-1.5-9B-Chat-ov-int4/blob/main/config.json', (48, 4096, 32, 4, 11008, 64000)),
     "aya-expanse-8b": (MLC, (32, 4096, 32, 8, 14336, 256000)),
     "baichuan2-7b": (MLC, (32, 4096, 32, 32, 11008, 125696)),
     "codellama-13b": (MLC, (40, 5120, 40, 40, 13824, 32016)),
@@ -173,3 +178,20 @@ def test_command_r_context_is_model_max_length_as_published():
         assert (m.config["max_position_embeddings"], m.config["model_max_length"]) == (8192, 131072)
         assert m.arch.max_context == 131072
     assert load_models()["command-r-08-2024"].arch.max_context == 131072
+
+
+#: Devices whose spec page was read: id -> (URL read, bandwidth GB/s, bus bits, GPU cores) as the page states them.
+DEVICES_READ = {
+    "a40": ("https://gpu.spicedreamphone.com/en/gpu/nvidia/a40-pcie", 696, 384, 84),
+    "rx-580": ("https://fpsbench.com/compare/gpu/amd-radeon-rx-580-vs-intel-iris-xe-max-graphics", 256, 256, 36),
+    "mi50": ("https://gpu.spicedreamphone.com/fr/gpu/amd/radeon-instinct-mi50", 1024, 4096, 60),
+    "v100-pcie": ("https://sysrqmts.com/it/gpus/compare/nvidia-tesla-t10-processor-vs-nvidia-tesla-v100-pcie-16-gb", 897.0, 4096, 80),
+}
+
+
+@pytest.mark.parametrize("base_id", sorted(DEVICES_READ))
+def test_read_devices_match_the_page_read(base_id):
+    url, bandwidth, bus, cores = DEVICES_READ[base_id]
+    device = next(d for d in load_hardware().values() if d.base_id == base_id)
+    assert device.verified_from.startswith(url) and not device.unverified
+    assert (device.bandwidth_gbs, device.memory_bus_bits, device.gpu_cores) == (bandwidth, bus, cores)

@@ -34,7 +34,7 @@ from ..errors import EngineInputError
 
 @register("llama", "mistral", "ministral3", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "smollm3", "internlm2", "internlm3",
           "gemma", "qwen2_vl", "qwen2_5_vl", "phimoe", "olmoe", "stablelm", "minicpm", "mobilellm",
-          "baichuan", "orion", "seed_oss", "ernie4_5")
+          "baichuan", "orion", "seed_oss", "ernie4_5", "exaone")
 def llama_like(cfg: dict) -> Architecture:
     """Llama, Mistral, Qwen2/3 and their MoE variants (Mixtral, Qwen2/3-MoE)."""
     model_type = str(cfg.get("model_type", "llama"))
