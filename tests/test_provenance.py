@@ -31,6 +31,8 @@ LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f
 #: (quantised or fine-tuned repositories whose _name_or_path names the original) or the authors' own.
 #: None: the copy read does not show that number.
 READ = {
+    "qwen1.5-14b": ('https://huggingface.co/DeepDream2045/9f7439e2-56ef-48b6-b4d7-4b2f1d24d44e/blame/main/config.json', (40, 5120, 40, 40, 13696, 152064)),
+    "phi-3-medium-4k": ('https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blame/3da3d15332f10c59cea141411e265df623628a2e/config.json', (40, 5120, 40, 10, 17920, 32064)),
     "codestral-22b": ('https://huggingface.co/MrezaPRZ/codestral_bird_train/blob/main/config.json', (56, 6144, 48, 8, 16384, 32768)),
     "deepseek-coder-1.3b": ('https://huggingface.co/unrahul/deepseek-coder-1.3b-instruct-OpenVINO-asym-int8/blame/16e6c44f16b0f02ad5452e4f2760609f9fda815c/config.json', (24, 2048, 16, 16, 5504, 32256)),
     "deepseek-coder-33b": ('https://huggingface.co/codefuse-ai/CodeFuse-DeepSeek-33B-4bits/blame/eaa10ca65bbb737beba31eb48c107f80f8498459/config.json', (62, 7168, 56, 8, 19200, 32256)),
@@ -183,7 +185,9 @@ def test_command_r_context_is_model_max_length_as_published():
 #: Devices whose spec page was read: id -> (URL read, bandwidth GB/s, bus bits, GPU cores) as the page states them.
 DEVICES_READ = {
     "a40": ("https://gpu.spicedreamphone.com/en/gpu/nvidia/a40-pcie", 696, 384, 84),
+    "rx-5700-xt": ("https://www.thegamingpcguide.com/2020/04/rx-5700-series-video-card-specification.html", 448, 256, 40),
     "rx-580": ("https://fpsbench.com/compare/gpu/amd-radeon-rx-580-vs-intel-iris-xe-max-graphics", 256, 256, 36),
+    "jetson-orin-nano-8gb": ("https://2.zoppoz.workers.dev:443/https/www.scribd.com/document/673174036/Orin-nano-datasheet", 68.3, 128, 8),
     "mi50": ("https://gpu.spicedreamphone.com/fr/gpu/amd/radeon-instinct-mi50", 1024, 4096, 60),
     "v100-pcie": ("https://sysrqmts.com/it/gpus/compare/nvidia-tesla-t10-processor-vs-nvidia-tesla-v100-pcie-16-gb", 897.0, 4096, 80),
 }
