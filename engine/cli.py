@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         "bench", help="estimates per second, the SCORE line, the fit's size, leave-one-source-out and leave-one-device-out tables"
     )
     p_bench.add_argument("--write-docs", action="store_true", help="also write the tables into docs/calibration.md")
+    p_bench.add_argument(
+        "--structures", action="store_true", help="also fit and cross-validate every candidate structure of the fit (minutes)"
+    )
     p_measured = sub.add_parser("measured", help="rebuild data/measured/points.json from the calibration set")
     p_measured.add_argument("--check", action="store_true", help="fail if the committed file is stale")
     p_schemas = sub.add_parser("schemas", help="write the catalogs' JSON Schemas to data/schema/ (for editors)")
@@ -143,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from .tools.bench import bench_main
 
-            return bench_main(write_docs=args.write_docs)
+            return bench_main(write_docs=args.write_docs, structures=args.structures)
     except EngineInputError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

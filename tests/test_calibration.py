@@ -222,3 +222,47 @@ def test_cards_with_dp4a_pay_no_separate_unpacking():
     assert step_at(build_system({**a100, "quant": "Q5_K_M"}), 512).unpack_s == 0
     p100 = build_system({"hardware": "p100-pcie-16gb", "model": "Llama-3.2-3B", "engine": "llama.cpp", "quant": "Q4_K_M"})
     assert step_at(p100, 512).unpack_s > 0
+
+
+def test_the_joint_rank_test_refuses_a_column_the_others_explain():
+    """fit.PivotTest (issue 12's joint identification): a column that is a combination of the
+    accepted ones adds no rank, however many rows it has; a new direction does. Where every
+    device of a backend is an SoC, eta_bw and soc_bw_factor move every row alike."""
+    from engine.tools.fit import PivotTest, condition_number
+
+    a = [1.0, 2.0, 3.0, 4.0]
+    b = [1.0, 0.0, 1.0, 0.0]
+    both = [x + 2 * y for x, y in zip(a, b)]
+    columns = [a, b, both, [0.0, 0.0, 0.0, 1.0]]
+    gram = [[sum(x * y for x, y in zip(ci, cj)) for cj in columns] for ci in columns]
+    test = PivotTest(1e-3)
+    accepted = []
+    for i in range(len(columns)):
+        if test.add([gram[i][j] for j in accepted], gram[i][i]) >= 1e-3:
+            accepted.append(i)
+    assert accepted == [0, 1, 3]
+    assert condition_number([row[:2] for row in gram[:2]]) < 1e3
+    assert condition_number([row[:3] for row in gram[:3]]) > 1e6
+
+
+def test_the_shared_tree_frees_nothing_three_devices_do_not_identify(cases):
+    """The shared fit (engine/tools/shared.py) on the Vulkan rows, which come from three devices:
+    each fitted offset is identified by all three; held out, any one device leaves two, so every
+    offset returns to its prior and the fold predicts the held-out rows with the priors: the fit
+    never saw them. vLLM's engine-specific batched-step cost never takes llama.cpp's nodes."""
+    import math
+
+    from engine.tools.score import predict
+    from engine.tools.shared import DEFAULT, key_path
+    from engine.tools.tree import cross_validate_tree, fit_tree
+
+    assert key_path("vllm/cuda", "t_layer_batched_s", DEFAULT) == ("engine:vllm/cuda",)
+    assert key_path("ollama/metal", "eta_bw", DEFAULT) == ("kind:gpu", "backend:metal", "engine:ollama/metal")
+    rows = [c for c in cases if c.key == "llama-cpp/vulkan"]
+    assert len({c.system.device.id for c in rows}) == 3
+    fit = fit_tree(rows, DEFAULT, cross_validated=False)
+    assert fit["fitted_values"] > 0 and fit["fitted_values"] <= len(rows) / 10
+    assert all(n == 3 for node in fit["nodes"].values() for n in node["devices"].values())
+    errors = cross_validate_tree(rows, fit, [c.system.device.id for c in rows])
+    for case, error in list(zip(rows, errors))[::20]:
+        assert error == pytest.approx(math.log(predict(case, PRIORS["vulkan"]) / case.measured), abs=1e-6)

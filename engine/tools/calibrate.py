@@ -281,6 +281,33 @@ def cross_validate(cases: list[Case], fit: dict, group_of_case: list) -> list[fl
     return out
 
 
+def jacobian_report(cases: list[Case], fit: dict) -> dict[str, tuple[int, int, float]]:
+    """Per key: (joint rank of its fitted parameters' Jacobian columns on its rows, the number
+    fitted, the columns' condition number). The fit's own identification test is one parameter at
+    a time; this is the joint check (fit.PivotTest: a column whose part the others leave
+    unexplained is below 1e-3 of its norm adds no rank)."""
+    from .fit import PivotTest, condition_number
+
+    groups = group_cases(cases)
+    out = {}
+    for key, entry in sorted(fit["backends"].items()):
+        rows = groups[key]["tg"] + groups[key]["pp"]
+        params = BackendParams.from_dict(entry["params"])
+        base = _log_errors(rows, params)
+        columns = []
+        for name in entry["fitted"]:
+            moved = replace(params, **{name: getattr(params, name) * math.exp(1e-4)})
+            columns.append([(b - a) / 1e-4 for a, b in zip(base, _log_errors(rows, moved))])
+        gram = [[sum(x * y for x, y in zip(ci, cj)) for cj in columns] for ci in columns]
+        test = PivotTest(1e-3)
+        accepted: list[int] = []
+        for i in range(len(columns)):
+            if test.add([gram[i][j] for j in accepted], gram[i][i]) >= 1e-3:
+                accepted.append(i)
+        out[key] = (len(accepted), len(columns), math.sqrt(condition_number(gram)) if columns else 1.0)
+    return out
+
+
 def calibrate_main(check: bool = False) -> int:
     cases = load_cases(str(MEASUREMENTS))
     result = fit_all(cases)

@@ -1,11 +1,13 @@
-"""The calibration's minimiser and its robust loss, standard library only.
+"""The calibration's minimiser, linear algebra and robust loss, standard library only.
 
-The objective is a sum over measured rows of a pseudo-Huber loss of log(predicted / measured).
-It is minimised by Levenberg-Marquardt on iteratively re-weighted least squares
-(:func:`robust_least_squares`): cheap, because the features are precomputed and only the
-parameters change, and robust, because rows the physics cannot explain count linearly, not
-quadratically. Parameters are optimised in log space, which keeps them positive and makes "twice
-as large" and "half as large" equally far apart.
+The objective is a sum over measured rows of a pseudo-Huber loss of log(predicted / measured)
+(plus, in the shared fit of engine/tools/shared.py, a penalty on each fitted log-offset). It is
+minimised by Levenberg-Marquardt on iteratively re-weighted least squares
+(:func:`robust_least_squares`): robust, because rows the physics cannot explain count linearly,
+not quadratically. Parameters are optimised in log space, which keeps them positive and makes
+"twice as large" and "half as large" equally far apart. The pivoted-Cholesky test
+(:class:`PivotTest`) decides whether a candidate parameter adds a direction the free ones do not
+already span; :func:`condition_number` is what the calibration report prints.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def robust_loss(log_ratios: Sequence[float]) -> float:
     return sum(s * s * (math.sqrt(1 + (r / s) ** 2) - 1) for r in log_ratios) / len(log_ratios)
 
 
-def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+def solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     """Solve a small dense linear system by Gaussian elimination with partial pivoting."""
     n = len(vector)
     a = [row[:] + [vector[i]] for i, row in enumerate(matrix)]
@@ -96,7 +98,7 @@ def robust_least_squares(
         improved = False
         for _attempt in range(12):
             system = [[jtj[i][j] + (damping * (jtj[i][i] + 1e-9) if i == j else 0.0) for j in range(n)] for i in range(n)]
-            delta = _solve(system, [-v for v in jtr])
+            delta = solve(system, [-v for v in jtr])
             candidate = [zi + max(min(di, 5.0), -5.0) for zi, di in zip(z, delta)]
             r_candidate = residuals(to_x(candidate))
             value_candidate = robust_loss(r_candidate)
@@ -110,3 +112,100 @@ def robust_least_squares(
         if not improved:
             break
     return to_x(z)
+
+
+def robust_weight(r: float) -> float:
+    """IRLS weight of a residual under the pseudo-Huber loss (its loss is ~ weight * r^2 / 2)."""
+    return 1 / math.sqrt(1 + (r / LOSS_SCALE) ** 2)
+
+
+def row_loss(r: float) -> float:
+    s = LOSS_SCALE
+    return s * s * (math.sqrt(1 + (r / s) ** 2) - 1)
+
+
+class PivotTest:
+    """Joint identifiability of a growing set of columns (pivoted Cholesky of their Gram matrix).
+
+    ``add(cross, diagonal)`` offers a column with its inner products with the accepted columns
+    (``cross``) and with itself; it is accepted when the part of it the accepted columns cannot
+    explain keeps at least ``tolerance`` of its squared norm (1 - R^2 of the column on the
+    others). A column that is (nearly) a combination of the accepted ones, e.g. a bandwidth
+    efficiency and an SoC bandwidth factor on a backend whose every device is an SoC, is refused.
+    """
+
+    def __init__(self, tolerance: float):
+        self.tolerance = tolerance
+        self.rows: list[list[float]] = []
+        self.norms: list[float] = []
+
+    def add(self, cross: list[float], diagonal: float) -> float:
+        """The unexplained share of the column (accepted when >= tolerance; 0 if empty)."""
+        if diagonal <= 0:
+            return 0.0
+        norm = math.sqrt(diagonal)
+        c = [x / (norm * n) for x, n in zip(cross, self.norms)]
+        y = []
+        for i, row in enumerate(self.rows):
+            y.append((c[i] - sum(row[j] * y[j] for j in range(i))) / row[i])
+        share = 1 - sum(v * v for v in y)
+        if share >= self.tolerance:
+            self.rows.append(y + [math.sqrt(share)])
+            self.norms.append(norm)
+        return max(share, 0.0)
+
+
+def cholesky(matrix: list[list[float]]) -> list[list[float]] | None:
+    n = len(matrix)
+    low = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            value = matrix[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
+            if i == j:
+                if value <= 0:
+                    return None
+                low[i][i] = math.sqrt(value)
+            else:
+                low[i][j] = value / low[j][j]
+    return low
+
+
+def _cholesky_solve(low: list[list[float]], vector: list[float]) -> list[float]:
+    n = len(vector)
+    y = [0.0] * n
+    for i in range(n):
+        y[i] = (vector[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, n))) / low[i][i]
+    return x
+
+
+def condition_number(matrix: list[list[float]], iterations: int = 60) -> float:
+    """Condition number of a symmetric positive semi-definite matrix after scaling it to a unit
+    diagonal (power iteration for the largest eigenvalue, inverse iteration for the smallest);
+    inf when it is singular. For a Gram matrix J^T J it is the square of J's."""
+    n = len(matrix)
+    if n == 0:
+        return 1.0
+    scale = [1 / math.sqrt(matrix[i][i]) if matrix[i][i] > 0 else 0.0 for i in range(n)]
+    a = [[matrix[i][j] * scale[i] * scale[j] for j in range(n)] for i in range(n)]
+    low = cholesky(a)
+    if low is None:
+        return math.inf
+
+    def iterate(apply) -> float:
+        v = [1.0 + 0.01 * i for i in range(n)]
+        value = 0.0
+        for _ in range(iterations):
+            w = apply(v)
+            norm = math.sqrt(sum(x * x for x in w))
+            if norm == 0:
+                return 0.0
+            value = norm / math.sqrt(sum(x * x for x in v))
+            v = [x / norm for x in w]
+        return value
+
+    largest = iterate(lambda v: [sum(r[j] * v[j] for j in range(n)) for r in a])
+    smallest_inverse = iterate(lambda v: _cholesky_solve(low, v))
+    return largest * smallest_inverse
