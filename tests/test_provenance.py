@@ -31,6 +31,22 @@ LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f
 #: (quantised or fine-tuned repositories whose _name_or_path names the original) or the authors' own.
 #: None: the copy read does not show that number.
 READ = {
+    "codeqwen1.5-7b": ('https://huggingface.co/Qwen/CodeQwen1.5-7B-Chat/blob/83741946ed51c7a5b46fdc539fca5a7d945679d5/config.json', (32, 4096, 32, 4, 13440, 92416)),
+    "deepseek-coder-v2-lite": ('https://huggingface.co/nm-testing/DeepSeek-Coder-V2-Lite-Instruct-W8A8-No-smoothquant/blob/main/config.json', (27, 2048, 16, 16, 10944, None)),
+    "granite-3.0-2b": ('https://huggingface.co/ibm-granite/granite-3.0-2b-instruct/blame/main/config.json', (40, 2048, 32, 8, 8192, 49155)),
+    "granite-3.1-2b": ('https://huggingface.co/huihui-ai/granite-3.1-2b-instruct-abliterated/blob/main/config.json', (40, 2048, 32, 8, 8192, 49155)),
+    "granite-3.1-8b": ('https://huggingface.co/ibm-granite/granite-3.1-8b-instruct/blame/96fedcdf5764b7e36d2737d129bc07caff913e72/config.json', (40, 4096, 32, 8, 12800, 49155)),
+    "granite-3.2-2b": ('https://huggingface.co/alexgusevski/granite-3.2-2b-instruct-q8-mlx/blame/main/config.json', (40, 2048, 32, 8, 8192, 49155)),
+    "granite-3.2-8b": ('https://huggingface.co/huihui-ai/granite-3.2-8b-instruct-abliterated/blob/main/config.json', (40, 4096, 32, 8, 12800, 49155)),
+    "olmoe-1b-7b": ('https://huggingface.co/allenai/OLMoE-1B-7B-0924/blob/c1b31da0c8e885c688902634d444982ca419aa33/config.json', (16, 2048, 16, 16, 1024, 50304)),
+    "qwen1.5-32b": ('https://huggingface.co/Minami-su/Qwen1.5-32B-Chat-quip-3bit/blob/main/config.json', (64, 5120, 40, 8, 27392, 152064)),
+    "qwen1.5-72b": ('https://huggingface.co/Qwen/Qwen1.5-72B-Chat/blob/3eebb4deedb8c952318504d9afc9b335fcb7bc84/config.json', (80, 8192, 64, 64, 24576, 152064)),
+    "qwen1.5-7b": ('https://huggingface.co/Qwen/Qwen1.5-7B-Chat/blob/c893e33b7355e09bd215b8c3fbde3b6bef3d2864/config.json', (32, 4096, 32, 32, 11008, 151936)),
+    "qwen1.5-moe-a2.7b": ('https://huggingface.co/ByteResearch/Hermes-Qwen1.5-MoE-A2.7B-Chat-240405/blob/main/config.json', (24, 2048, 16, 16, 5632, 151936)),
+    "qwen2-57b-a14b": ('https://huggingface.co/nm-testing/Qwen2-57B-A14B-Instruct-FP8-KV/blob/main/config.json', (28, 3584, 28, 4, 18944, None)),
+    "solar-10.7b": ('https://huggingface.co/maiyad/solar-clause/blob/main/config.json', (48, 4096, 32, 8, 14336, 32000)),
+    "yi-1.5-34b": ('https://huggingface.co/01-ai/Yi-1.5-34B-Chat/blob/7b967a3a456738c0330b1624980dd6a7d3ed33f5/config.json', (60, 7168, 56, 8, 20480, 64000)),
+    "yi-1.5-6b": ('https://huggingface.co/01-ai/Yi-1.5-6B-Chat/blob/dd86db5e101a25cc977f978735b4eaf5a9e5a5cf/config.json', (32, 4096, 32, 4, 11008, 64000)),
     "qwen1.5-14b": ('https://huggingface.co/DeepDream2045/9f7439e2-56ef-48b6-b4d7-4b2f1d24d44e/blame/main/config.json', (40, 5120, 40, 40, 13696, 152064)),
     "phi-3-medium-4k": ('https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blame/3da3d15332f10c59cea141411e265df623628a2e/config.json', (40, 5120, 40, 10, 17920, 32064)),
     "codestral-22b": ('https://huggingface.co/MrezaPRZ/codestral_bird_train/blob/main/config.json', (56, 6144, 48, 8, 16384, 32768)),
@@ -199,3 +215,10 @@ def test_read_devices_match_the_page_read(base_id):
     device = next(d for d in load_hardware().values() if d.base_id == base_id)
     assert device.verified_from.startswith(url) and not device.unverified
     assert (device.bandwidth_gbs, device.memory_bus_bits, device.gpu_cores) == (bandwidth, bus, cores)
+
+
+def test_qwen15_moe_chat_context_is_the_chat_configs():
+    """Qwen1.5-MoE-A2.7B-Chat's config.json says 32768 positions (the base model's says 8192, which
+    the entry had typed)."""
+    m = load_models()["qwen1.5-moe-a2.7b"]
+    assert m.config["max_position_embeddings"] == 32768 and m.arch.max_context == 32768
