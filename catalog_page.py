@@ -314,7 +314,8 @@ def _hardware_data() -> list[dict]:
         for family, rows in families:
             for row in rows:
                 d = row.device
-                street = d.street_price
+                priced = next((v for v in row.variants if v.street_price), None)  # the one size it prices
+                street = priced and {**priced.street_price, "memory_gib": priced.memory_gib if row.configurable else None}
                 out.append(_drop_empty({
                     "id": d.base_id, "name": row.name, "vendor": d.vendor, "vendor_title": vendor, "family": family,
                     "kind": d.kind, "form_factor": d.form_factor, "status": d.status if d.status != "released" else None,
@@ -327,7 +328,7 @@ def _hardware_data() -> list[dict]:
                     "pcie": f"PCIe {d.pcie_gen}.0 x{d.pcie_lanes or 16}" if d.pcie_gen else None,
                     "nvlink_gbs": d.nvlink_gbs, "backend": d.backend, "engine": d.engine, "tdp_w": d.tdp_w,
                     "launch_year": d.launch_year,
-                    "street": {**street, "source": linkify(street["source"])} if street else None,
+                    "street": _drop_empty({**street, "source": linkify(street["source"])}) if street else None,
                     "street_note": linkify(d.street_price_note) if d.street_price_note else None,
                     "variants": [_drop_empty({"id": v.id, "name": v.name, "memory_gib": v.memory_gib,
                                               "launch_price_usd": v.launch_price_usd, "price": price(v) and {

@@ -221,14 +221,19 @@ STREET_DATE = re.compile(r"^20[0-9]{2}(-(0[1-9]|1[0-2]))?$")
 
 
 def _check_street_price(entry_id: str, raw: dict) -> None:
-    """A street price is one figure a dated public page states (never a range's middle), for a
-    device of one memory size: ``{ usd, condition = "used"|"new", date = "YYYY[-MM]", source }``."""
+    """A street price is one figure a dated public page states (never a range's middle):
+    ``{ usd, condition = "used"|"new", date = "YYYY[-MM]", source }``, plus ``memory_gib`` on an
+    entry sold in several sizes (the one size it prices)."""
     price = raw.get("street_price")
     if price is None:
         return
     where = f"hardware {entry_id!r}: street_price"
-    if sorted(price) != sorted(STREET_PRICE_KEYS):
-        raise CatalogError(f"{where} needs exactly {', '.join(STREET_PRICE_KEYS)}")
+    sizes = raw.get("memory_options_gib")
+    keys = (*STREET_PRICE_KEYS, "memory_gib") if sizes else STREET_PRICE_KEYS
+    if sorted(price) != sorted(keys):
+        raise CatalogError(f"{where} needs exactly {', '.join(keys)}")
+    if sizes and price["memory_gib"] not in sizes:
+        raise CatalogError(f"{where}.memory_gib must be one of memory_options_gib (the size the price is for)")
     usd = price["usd"]
     if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not 10 <= usd <= 1_000_000:
         raise CatalogError(f"{where}.usd must be a price in USD")
@@ -238,8 +243,6 @@ def _check_street_price(entry_id: str, raw: dict) -> None:
         raise CatalogError(f"{where}.date must be the month (YYYY-MM) or year the source states")
     if not isinstance(price["source"], str) or "http" not in price["source"]:
         raise CatalogError(f"{where}.source must name the page it was read on (a URL)")
-    if "memory_options_gib" in raw:
-        raise CatalogError(f"{where} names one price: give it on an entry with one memory size")
 
 
 def _check_cpu(entry_id: str, raw: dict) -> None:
@@ -291,8 +294,11 @@ def _variants(entry_id: str, raw: dict) -> list[tuple[str, dict]]:
     out = []
     for size in options:
         label = f"{size:g}"
-        variant = {k: v for k, v in raw.items() if k not in ("memory_options_gib", "launch_prices_usd")}
+        variant = {k: v for k, v in raw.items() if k not in ("memory_options_gib", "launch_prices_usd", "street_price")}
         variant["memory_gib"] = size
+        street = raw.get("street_price")
+        if street and street["memory_gib"] == size:
+            variant["street_price"] = {k: v for k, v in street.items() if k != "memory_gib"}
         price = prices.get(label, raw.get("launch_price_usd") if size == options[0] else None)
         if price is None:
             variant.pop("launch_price_usd", None)

@@ -55,10 +55,16 @@ def test_a_street_price_must_be_one_dated_sourced_figure(street, message):
         _check_street_price("x", {"street_price": street})
 
 
-def test_a_street_price_names_one_memory_size():
+def test_a_street_price_of_a_system_sold_in_several_sizes_names_its_size():
     street = {"usd": 750, "condition": "used", "date": "2026", "source": "https://x"}
-    with pytest.raises(CatalogError, match="one memory size"):
+    with pytest.raises(CatalogError, match="memory_gib"):
         _check_street_price("x", {"street_price": street, "memory_options_gib": [16, 32]})
+    with pytest.raises(CatalogError, match="one of memory_options_gib"):
+        _check_street_price("x", {"street_price": {**street, "memory_gib": 24}, "memory_options_gib": [16, 32]})
+    # runaihome.com, May 2026: the 16 GB RTX 4060 Ti ~$299 used; the 8 GB card has no street price.
+    devices = load_hardware()
+    assert buying.price(devices["rtx-4060-ti-16gb"])["usd"] == 299 and buying.price(devices["rtx-4060-ti-16gb"])["kind"] == "used"
+    assert buying.price(devices["rtx-4060-ti-8gb"])["kind"] == "launch"
 
 
 def test_only_discrete_desktop_workstation_and_server_cards_are_built_up():

@@ -73,7 +73,8 @@ export function hardwareView(data) {
 
 function hardwareDetails({ entry: e, variant: v }, data) {
   const memory = [e.memory_type, e.memory_bus_bits && `${e.memory_bus_bits}-bit`, e.memory_channels && `${e.memory_channels} channels`, e.memory_data_rate_mts && `${num(e.memory_data_rate_mts, 0)} MT/s`];
-  const street = e.street ? [priceText({ usd: e.street.usd, kind: e.street.condition, date: e.street.date }), " — ", ...linked(e.street.source)] : e.street_note ? ["none given: ", ...linked(e.street_note)] : null;
+  const size = e.street?.memory_gib ? ` (the ${num(e.street.memory_gib)} GiB card)` : "";
+  const street = e.street ? [priceText({ usd: e.street.usd, kind: e.street.condition, date: e.street.date }), size, " — ", ...linked(e.street.source)] : e.street_note ? ["none given: ", ...linked(e.street_note)] : null;
   const sizes = e.variants.length > 1 ? e.variants.map((x) => `${num(x.memory_gib)} GiB: ${x.launch_price_usd ? fmt.usd(x.launch_price_usd) : "–"}`).join(" · ") : null;
   return [
     facts([
