@@ -204,6 +204,12 @@ DEVICES_READ = {
     "rx-5700-xt": ("https://www.thegamingpcguide.com/2020/04/rx-5700-series-video-card-specification.html", 448, 256, 40),
     "rx-580": ("https://fpsbench.com/compare/gpu/amd-radeon-rx-580-vs-intel-iris-xe-max-graphics", 256, 256, 36),
     "jetson-orin-nano-8gb": ("https://2.zoppoz.workers.dev:443/https/www.scribd.com/document/673174036/Orin-nano-datasheet", 68.3, 128, 8),
+    "mi60": ("https://sysrqmts.com/de/gpus/compare/amd-radeon-instinct-mi60-vs-amd-radeon-r9-m295x", 1024, 4096, 64),
+    "radeon-vii": ("https://guru3d.com/review/amd-radeon-vii-16-gb-review/page-5", 1024, 4096, 60),
+    "gtx-1650": ("https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/", 128, 128, 14),
+    "gtx-1660": ("https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/", 192, 192, 22),
+    "gtx-1660-super": ("https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/", 336, 192, 22),
+    "gtx-1660-ti": ("https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/", 288, 192, 24),
     "mi50": ("https://gpu.spicedreamphone.com/fr/gpu/amd/radeon-instinct-mi50", 1024, 4096, 60),
     "v100-pcie": ("https://sysrqmts.com/it/gpus/compare/nvidia-tesla-t10-processor-vs-nvidia-tesla-v100-pcie-16-gb", 897.0, 4096, 80),
 }
