@@ -188,6 +188,7 @@ def estimate(request: dict) -> dict:
             "matmul_s": mean_step.matmul_s,
             "attention_s": mean_step.attention_s,
             "fixed_s": mean_step.fixed_s,
+            "batched_s": mean_step.batched_s,
             "host_s": mean_step.host_s,
             "sync_s": mean_step.sync_s,
             "interconnect": link(system)[0] if system.gpus > 1 else None,

@@ -6,8 +6,8 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
             2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),
             (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
-      + t_token + ((t_layer + [B > 1] t_layer_batched) * layers + t_moe_layer_decode * MoE layers)
-                  * (1500 MHz / GPU clock)   [+ host part] [+ interconnect]
+      + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers) * (1500 MHz / GPU clock)
+      + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
@@ -31,9 +31,13 @@ every dense layer and small dense models come out too slow (Apple harness rows: 
 MoE 1.11 predicted/measured before it existed). A step with several tokens (batched decode,
 speculative verification) pays ``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend
 replays a captured graph only for single-token steps and launches every kernel of a batched one
-(ggml/src/ggml-cuda/ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Without it the
-fit put batched launch costs into ``t_token_s`` and single-token decode on CUDA came out slow
-(DGX Spark B = 1: 0.90 predicted/measured, now 0.98-0.99).
+(ggml/src/ggml-cuda/ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Launching is
+the host's latency (CPU and driver), so unlike ``t_layer_s`` it does not shrink with the GPU's
+clock. Its prior comes from a published pair (llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a
+two-token step takes 0.76 ms more than a one-token step, 24 us a layer); it is not fitted, since
+batched rows come from one device per backend. Fitted on the DGX Spark alone it had reached
+~180 us a layer, which made an RTX 4090 serve two requests at 1.09x the total of one, where
+measured batched curves on fast cards nearly double it.
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -143,6 +147,8 @@ class StepTime:
     kv_bytes: float
     #: The part of weights_s spent unpacking quantised weights (dequant_ops, codebook_ops).
     unpack_s: float = 0.0
+    #: The part of fixed_s a step with several tokens pays for launching its kernels one by one.
+    batched_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -264,8 +270,9 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
-    layer_s = p.t_layer_s + (p.t_layer_batched_s if f.batch > 1 else 0.0)
-    fixed_s = p.t_token_s + (layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor
+    # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
+    batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
+    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + batched_s
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p
@@ -273,7 +280,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s)
+    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s)
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:

@@ -35,6 +35,7 @@ class BackendParams:
     t_layer_s: float = 0.00003
     #: Further cost per layer when a decode step carries several tokens (llama.cpp's CUDA backend
     #: replays a captured graph only for single-token steps; batched steps launch every kernel).
+    #: Host latency (CPU and driver), so not scaled by the GPU clock.
     t_layer_batched_s: float = 0.00001
     #: Extra cost per layer with routed experts per decode step (router, top-k, the expert
     #: gather and weighted sum: more kernels in the chain), seconds.
@@ -102,7 +103,11 @@ class BackendParams:
 #: They encode what is generally known (CUDA realises more of its bandwidth than Vulkan; CPUs
 #: realise little of their peak FLOPS), not fitted numbers.
 PRIORS = {
-    "cuda": BackendParams(eta_bw=0.8, eta_pp=0.35, t_token_s=0.0015),
+    # t_layer_batched_s: llama.cpp PR 15802 (https://github.com/ggml-org/llama.cpp/pull/15802), RTX 3090,
+    # llama 8B Q4_0, llama-bench pp512 with -ub 1 / -ub 2: 156.56 / 279.89 t/s, i.e. 6.39 ms for a
+    # one-token step and 7.15 ms for a two-token step: 0.76 ms more over 32 layers, 24 us a layer
+    # (an upper bound: it includes the second token's own arithmetic).
+    "cuda": BackendParams(eta_bw=0.8, eta_pp=0.35, t_token_s=0.0015, t_layer_batched_s=0.000024),
     "metal": BackendParams(eta_bw=0.75, eta_pp=0.5, t_token_s=0.003),
     "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002),
     "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),

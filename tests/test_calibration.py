@@ -148,17 +148,16 @@ def test_cross_validation_never_sees_the_held_out_device(cases):
 
 def test_engine_specific_parameters_come_from_the_engine_line_not_the_backend():
     """t_layer_batched_s is an implementation property (llama.cpp's CUDA graphs are single-token
-    only): vLLM, which captures graphs for batches too, keeps the prior instead of inheriting
-    llama.cpp's fitted value; the legacy llama.cpp builds inherit it from llama.cpp."""
+    only) that batched rows of one device per backend cannot identify (issue 12: a value is fitted
+    only where >= 3 devices identify it): no key fits it, every CUDA key keeps the sourced prior
+    (engine/params.py PRIORS, llama.cpp PR 15802)."""
     fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
     backends = fit["backends"]
     assert "t_layer_batched_s" in ENGINE_SPECIFIC
-    llama = backends["llama-cpp/cuda"]
-    assert "t_layer_batched_s" in llama["fitted"]
-    assert llama["params"]["t_layer_batched_s"] > 10 * PRIORS["cuda"].t_layer_batched_s
-    # Inherited from the base's first-pass fit, which its final refit moves by well under 1%.
-    assert backends["llama-cpp-legacy/cuda"]["params"]["t_layer_batched_s"] == pytest.approx(llama["params"]["t_layer_batched_s"], rel=0.01)
-    assert backends["vllm/cuda"]["params"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
+    for key, entry in backends.items():
+        assert "t_layer_batched_s" not in entry["fitted"], key
+        if key.endswith("/cuda"):
+            assert entry["params"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s, key
     assert fit["population"]["cuda"]["t_layer_batched_s"] == PRIORS["cuda"].t_layer_batched_s
 
 

@@ -48,6 +48,16 @@ def test_breakdown_explains_every_headline_number(app):
         assert page.locator(anchor).count() == 1
 
 
+def test_breakdown_names_the_batched_step_cost(app):
+    """engine/decode.py: a step carrying several sequences launches its kernels one by one; the
+    explain panel says what that costs (breakdown.batched_s) and says nothing for one sequence."""
+    page, _log, _console = app
+    show(page, query(hw="rtx-4090", batch=2))
+    assert "Batched step" in page.inner_text('[data-testid="breakdown-decode"]')
+    show(page, query(hw="rtx-4090", batch=1))
+    assert "Batched step" not in page.inner_text('[data-testid="breakdown-decode"]')
+
+
 @pytest.mark.parametrize("kind", ["context", "models", "hardware", "batch"])
 def test_charts_hold_the_engines_sweeps(app, kind):
     page, _log, _console = app
