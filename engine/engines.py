@@ -3,11 +3,13 @@ engine runs, and which engine's kernels it borrows when it has no calibration of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from .catalog import AliasIndex, CatalogError, Field, read_toml_document, validate_entry
+from .errors import EngineInputError
 from .hardware import BACKENDS
+from .quant import GGML_TYPES, KV_TYPES
 
 SCHEMA = (
     Field("name", str, required=True),
@@ -21,6 +23,9 @@ SCHEMA = (
     Field("sources", dict),
     Field("notes", str),
     Field("cpu_tiled_types", list),
+    Field("kv_types", list),
+    Field("gguf_types", list),
+    Field("quant_aliases", dict),
 )
 
 
@@ -43,6 +48,23 @@ class Engine:
     #: rows (each unpacked weight serves several tokens); ``("*",)`` = every type, ``("none",)``
     #: = no type; empty = not stated (the base engine's list applies).
     cpu_tiled_types: tuple[str, ...] = ()
+    #: KV cache types (quant/kv.py KV_TYPES) it stores the cache in; ``("*",)`` = every type;
+    #: empty = not stated (the base engine's list applies).
+    kv_types: tuple[str, ...] = ()
+    #: ggml storage types its GGUF loader has kernels for (vLLM's are a subset); empty = all.
+    gguf_types: tuple[str, ...] = ()
+    #: Format names that mean another format with this engine ("INT4" is AWQ/GPTQ-style int4 in
+    #: vLLM, Ollama's MLX int4 elsewhere): {name as people write it: catalog format name}.
+    quant_aliases: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def kv_cache_types(self) -> tuple[str, ...]:
+        """The KV cache types this engine offers (its own list, else its base's, and so on)."""
+        engines = load_engines()
+        for engine_id in self.lineage():
+            if engines[engine_id].kv_types:
+                types = engines[engine_id].kv_types
+                return KV_TYPES if "*" in types else types
+        return ("f16",)
 
     def cpu_tiles(self, type_name: str) -> bool:
         """Whether this engine's CPU backend multiplies ``type_name`` weights in tiled kernels."""
@@ -71,15 +93,13 @@ def load_engines() -> dict[str, Engine]:
         unknown = sorted(set(raw["backends"]) - set(BACKENDS))
         if unknown:
             raise CatalogError(f"engine {engine_id!r}: unknown backend(s) {', '.join(unknown)}")
-        fields = {k: v for k, v in raw.items() if k not in ("sources", "backends", "formats", "aliases", "cpu_tiled_types")}
-        engines[engine_id] = Engine(
-            id=engine_id,
-            backends=tuple(raw["backends"]),
-            formats=tuple(raw["formats"]),
-            aliases=tuple(raw["aliases"]),
-            cpu_tiled_types=tuple(raw.get("cpu_tiled_types", ())),
-            **fields,
-        )
+        lists = ("backends", "formats", "aliases", "cpu_tiled_types", "kv_types", "gguf_types")
+        for key, known in (("kv_types", (*KV_TYPES, "*")), ("gguf_types", GGML_TYPES)):
+            bad = sorted(set(raw.get(key, ())) - set(known))
+            if bad:
+                raise CatalogError(f"engine {engine_id!r}: unknown {key} {', '.join(bad)}")
+        fields = {k: v for k, v in raw.items() if k not in ("sources", *lists)}
+        engines[engine_id] = Engine(id=engine_id, **{key: tuple(raw.get(key, ())) for key in lists}, **fields)
     for engine in engines.values():
         if engine.base and engine.base not in engines:
             raise CatalogError(f"engine {engine.id!r}: base {engine.base!r} is not an engine")
@@ -139,3 +159,30 @@ def engine_for_format(engine: Engine, backend: str, format_kind: str) -> Engine:
         if other.serves_for == engine.id and backend in other.backends and format_kind in other.formats:
             return other
     return engine
+
+
+def quant_name_for(engine: Engine, name):
+    """The format ``name`` means with ``engine``: its own reading of a shared name ("INT4" in
+    vLLM is a W4A16 int4 checkpoint, in Ollama the MLX int4 tag), else ``name`` unchanged."""
+    if not isinstance(name, str):
+        return name
+    wanted = name.strip().lower()
+    return next((target for alias, target in engine.quant_aliases.items() if alias.lower() == wanted), name)
+
+
+def check_engine_limits(engine: Engine, quant_name: str, storage_types: tuple[str, ...], kv_type: str) -> None:
+    """What ``engine`` cannot run even where it runs the format: a GGUF storage type its kernels
+    lack (vLLM), a KV cache type it does not offer. ``storage_types``: the weights' ggml types
+    (only needed when the engine lists ``gguf_types``)."""
+    missing = sorted(set(storage_types) - set(engine.gguf_types)) if engine.gguf_types else []
+    if missing:
+        raise EngineInputError(
+            f"{engine.name} has no GGUF kernels for {', '.join(missing)}, which {quant_name} stores: "
+            f"pick a K-quant, IQ or legacy GGUF (Q4_K_M, Q8_0 ...) or another engine",
+            field="quant",
+        )
+    offered = engine.kv_cache_types()
+    if kv_type not in offered:
+        raise EngineInputError(
+            f"{engine.name} has no {kv_type} KV cache; it offers {', '.join(offered)}", field="kv_quant", suggestions=offered
+        )

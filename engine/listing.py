@@ -8,6 +8,7 @@ from .errors import EngineInputError
 from .hardware import load_hardware
 from .models import load_models
 from .quant import load_quants
+from .quant.order import quant_order
 
 KINDS = ("hardware", "models", "quants", "engines")
 
@@ -85,6 +86,8 @@ def _models() -> list[dict]:
 
 
 def _quants() -> list[dict]:
+    """The formats in the order people use them (data/quant_order.toml), not catalog order."""
+    quants = load_quants()
     return [
         {
             "id": quant.id,
@@ -96,7 +99,7 @@ def _quants() -> list[dict]:
             "backends": list(format_backends(quant.kind)),
             "source": quant.source,
         }
-        for quant in load_quants().values()
+        for quant in (quants[quant_id] for quant_id in quant_order())
     ]
 
 

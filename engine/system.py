@@ -20,7 +20,16 @@ from .devices import (  # noqa: F401 - the device helpers are part of this modul
     custom_device,
     resolve_device,
 )
-from .engines import Engine, engine_for_format, engine_index, engine_runs, format_backends, load_engines
+from .engines import (
+    Engine,
+    check_engine_limits,
+    engine_for_format,
+    engine_index,
+    engine_runs,
+    format_backends,
+    load_engines,
+    quant_name_for,
+)
 from .errors import EngineInputError
 from .hardware import BACKENDS, Device
 from .memory import (
@@ -34,7 +43,7 @@ from .models import Model, as_finetune, load_models, model_index
 from .offload import Placement, place_experts_on_host, place_layers
 from .params import ResolvedParams, resolve_params
 from .options import OPTION
-from .quant import QuantFormat, kv_bytes_per_element, parse_quant
+from .quant import QuantFormat, kv_bytes_per_element, parse_quant, tensor_types
 from .request import Options, parse_options
 from .resolve import resolve
 from .roofline import default_threads
@@ -232,8 +241,8 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     model = _model_info(request["model"])
     if not isinstance(request["quant"], str):
         raise EngineInputError("quant must be a name such as Q4_K_M", field="quant")
-    quant = parse_quant(request["quant"])
     engine = resolve_engine(request["engine"] if request.get("engine") else device.engine)
+    quant = parse_quant(quant_name_for(engine, request["quant"]))
     runs_on = format_backends(quant.kind)
     wanted = request.get("backend") if isinstance(request.get("backend"), str) else device.backend
     if wanted.lower() in BACKENDS and wanted.lower() not in runs_on:
@@ -252,6 +261,8 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     if not engine_runs(engine, backend, quant.kind):
         raise EngineInputError(f"{engine.name} does not run {quant.name} weights ({quant.kind}) on {backend}", field="quant")
     engine = engine_for_format(engine, backend, quant.kind)
+    gguf_types = tensor_types(model.arch, quant) if engine.gguf_types and quant.kind == "gguf" else ()
+    check_engine_limits(engine, quant.name, gguf_types, options.kv_quant)
     gpus = options.gpus
     if gpus > 1 and device.kind == "cpu":
         # Several CPUs are the sockets of one server, one device to the physics.
