@@ -98,11 +98,11 @@ def fresh_output_dir(out: Path) -> None:
 #: The catalog fields the page uses (pickers, search, notes, prices); sources stay in data/ and
 #: in the engine bundle, which keeps the page's first download small.
 PAGE_FIELDS = {
-    "hardware": ("id", "name", "aliases", "vendor", "family", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", "launch_price_usd", "street_price", "nvlink_cards", "nvlink_bridge"),
+    "hardware": ("id", "name", "aliases", "vendor", "family", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", "launch_price_usd", "street_price", "nvlink_cards", "nvlink_bridge", "backend"),
     "models": ("id", "name", "aliases", "family", "org", "params_b", "active_params_b", "layers", "moe", "experts",
                "experts_per_token", "max_context", "reasoning", "tokenizer", "quants"),
-    "quants": ("id", "name", "kind", "bits_per_weight"),
-    "engines": ("id", "name"),
+    "quants": ("id", "name", "kind", "bits_per_weight", "backends"),
+    "engines": ("id", "name", "backends", "runs", "kv_types", "catch_all"),
 }
 
 
@@ -115,10 +115,13 @@ def validate_catalogs() -> dict:
 
 def page_catalog(catalogs: dict) -> dict:
     """The catalogs as the page needs them (PAGE_FIELDS only); each model also names the quant
-    the page switches to when the current one is not published for it (engine/page/points.py quant_for)."""
+    the page switches to when the current one is not published for it (engine/page/points.py quant_for),
+    and the page gets the backends' names. What runs where is the engine's data (engine/listing.py)."""
+    from engine.engines import BACKEND_NAMES
     from engine.page.points import quant_for
 
     page = {kind: [{key: entry[key] for key in PAGE_FIELDS[kind]} for entry in entries] for kind, entries in catalogs.items()}
+    page["backends"] = BACKEND_NAMES  # what the pickers call each backend
     for model in page["models"]:
         model["quant"] = quant_for(model["id"], "")
     return page

@@ -142,6 +142,22 @@ ISA_LEVELS = {
 }
 
 
+#: The vendor a custom device's backend implies (Vulkan runs on every vendor's GPUs).
+BACKEND_VENDORS = {"cuda": "nvidia", "rocm": "amd", "vulkan-amdvlk": "amd", "metal": "apple", "sycl": "intel"}
+
+
+def _custom_kind(spec: dict) -> str:
+    """A custom device's kind when the spec names none: a CPU for the cpu backend, a chip with
+    one memory for everything with ``unified_memory``, else a card. A kind given with a
+    contradicting ``unified_memory`` is an error."""
+    unified = spec.get("unified_memory")
+    if unified is not None and not isinstance(unified, bool):
+        raise EngineInputError("custom hardware: unified_memory must be true or false", field="hardware.unified_memory")
+    if spec.get("backend") == "cpu":
+        return "cpu"
+    return "soc" if unified else "gpu"
+
+
 def custom_device(spec: dict) -> Device:
     """A device described by the user: ``{"name", "kind", "memory_gib", "bandwidth_gbs",
     "fp16_tflops"}`` plus optional ``backend``, ``vendor``, ``fp32_tflops``, ``gpu_clock_mhz``,
@@ -155,9 +171,14 @@ def custom_device(spec: dict) -> Device:
     unknown = sorted(set(spec) - known)
     if unknown:
         raise EngineInputError(f"custom hardware: unknown field(s) {', '.join(map(str, unknown))}", field="hardware")
-    kind = spec.get("kind", "gpu")
+    kind = spec.get("kind") or _custom_kind(spec)
     if kind not in HARDWARE_FIELD["kind"].choices:
         raise EngineInputError(f"custom hardware: kind must be {', '.join(HARDWARE_FIELD['kind'].choices)}", field="hardware.kind")
+    if spec.get("unified_memory") is not None and (spec["unified_memory"] is True) != (kind == "soc"):
+        raise EngineInputError(
+            f"custom hardware: kind {kind} contradicts unified_memory {str(spec['unified_memory']).lower()} (a soc has one memory)",
+            field="hardware.unified_memory",
+        )
     spec = dict(spec)
     channels, rate = spec.get("memory_channels"), spec.get("memory_data_rate_mts")
     if spec.get("bandwidth_gbs") is None and channels is not None and rate is not None:
@@ -199,7 +220,7 @@ def custom_device(spec: dict) -> Device:
     backend = spec.get("backend") or CUSTOM_KINDS[kind]
     if backend not in BACKENDS:
         raise EngineInputError(f"custom hardware: backend must be one of {', '.join(BACKENDS)}", field="hardware.backend")
-    vendor = spec.get("vendor") or {"cuda": "nvidia", "rocm": "amd", "metal": "apple"}.get(backend, "other")
+    vendor = spec.get("vendor") or BACKEND_VENDORS.get(backend, "other")
     name = spec.get("name") if isinstance(spec.get("name"), str) and spec.get("name").strip() else "Custom hardware"
     if kind == "cpu" and "fp32_tflops" not in values:
         values["fp32_tflops"] = values["fp16_tflops"]  # the catalog's CPU convention: one vector rate

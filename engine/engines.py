@@ -119,6 +119,24 @@ def engine_index() -> AliasIndex:
 
 #: The catch-all engine (benchmark rows that name no known engine): it runs what named engines run.
 CATCH_ALL = "other"
+#: Backends as the page names them (plain words first, the backend after).
+BACKEND_NAMES = {
+    "cuda": "NVIDIA (CUDA)",
+    "rocm": "AMD (ROCm)",
+    "metal": "Apple Silicon (Metal)",
+    "vulkan": "Vulkan",
+    "vulkan-amdvlk": "AMD (Vulkan, AMDVLK)",
+    "sycl": "Intel (SYCL)",
+    "cpu": "CPU",
+}
+
+
+@cache
+def kv_backends(kv_type: str) -> tuple[str, ...]:
+    """The backends a KV cache type runs on: those of the named engines that offer it (the
+    catch-all adds none), so MLX and TurboQuant caches run on Metal only, fp8 where vLLM runs."""
+    backends = {b for e in load_engines().values() if e.id != CATCH_ALL and kv_type in e.kv_cache_types() for b in e.backends}
+    return tuple(sorted(backends))
 
 
 @cache

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .catalog import GB, provenance
-from .engines import format_backends, load_engines
+from .engines import CATCH_ALL, engine_runs, format_backends, load_engines
+from .quant import KINDS as QUANT_KINDS
 from .errors import EngineInputError
 from .hardware import load_hardware
 from .models import load_models
@@ -111,6 +112,10 @@ def _engines() -> list[dict]:
             "aliases": list(engine.aliases),
             "backends": list(engine.backends),
             "formats": list(engine.formats),
+            # What it runs where (engines.engine_runs): {backend: [format kinds]}, the page's rule.
+            "runs": {b: [k for k in QUANT_KINDS if engine_runs(engine, b, k)] for b in engine.backends},
+            "kv_types": list(engine.kv_cache_types()),
+            "catch_all": engine.id == CATCH_ALL,
             "source": engine.source,
         }
         for engine in load_engines().values()

@@ -159,7 +159,10 @@ HARDWARE_FIELDS: tuple[Option, ...] = (
     Option("name", "text", None, "name", view="hw_name", view_default="My hardware", extra={"max_length": 60}),
     Option("kind", "choice", "gpu", "kind: gpu (a card), soc (one memory for everything) or cpu", choices=DEVICE_KINDS,
            view="hw_kind"),
-    Option("backend", "name", None, "backend (default: cuda for a gpu, metal for a soc, cpu for a cpu)"),
+    Option("backend", "name", None, "backend: cuda, rocm, vulkan, metal, sycl or cpu (default: cuda for a gpu, metal for a "
+           "soc, cpu for a cpu)"),
+    Option("unified_memory", "bool", None, "one memory shared by CPU and GPU (Apple Silicon, Strix Halo, DGX Spark): the "
+           "same as kind soc; without a kind, true means soc, and the cpu backend means cpu"),
     Option("vendor", "name", None, "vendor (default: by backend)"),
     Option("memory_gib", "float", None, "memory", lo=0.5, hi=4096, unit="GiB", view="hw_mem", view_default=24,
            required=True),

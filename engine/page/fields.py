@@ -10,12 +10,17 @@ import re
 from functools import cache
 
 from ..catalog import DATA_DIR
+from ..devices import CUSTOM_KINDS
+from ..engines import BACKEND_NAMES, kv_backends
 from ..errors import EngineInputError
 from ..options import HARDWARE_FIELD, MAX_SCHEDULE_TOKENS, OPTION, hardware_view_field
 from ..system import DEFAULT_SYSTEM_RAM_GIB
 
 #: PCIe slots (or risers) a view can name, as (generation, lanes); "card" = the card's own link.
 SLOTS = {"card": (None, None), "5x16": (5, 16), "4x16": (4, 16), "4x8": (4, 8), "4x4": (4, 4), "3x16": (3, 16), "3x8": (3, 8), "3x4": (3, 4), "3x1": (3, 1)}
+
+#: The backends a custom device can name on the page (the hardware catalog has a few more).
+CUSTOM_BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
 
 #: The parts of a race lane, in order, with the names the page's link notice gives them; an empty
 #: part keeps the main view's value (but see lanes.py lane_view: a device that cannot be combined
@@ -49,7 +54,8 @@ VIEW_FIELDS = {
     "prompt": _option("prompt_tokens"),
     "answer": {"default": "chat", "kind": "answer", "doc": "which canned answer to stream"},
     "depth": _option("depth"),
-    "kv": _option("kv_quant"),
+    # runs_on: the backends each KV cache type runs on (engines.kv_backends), for the page's picker.
+    "kv": _option("kv_quant", runs_on={kv: list(kv_backends(kv)) for kv in OPTION["kv_quant"].choices}),
     "gpus": _option("gpus"),
     "split": _option("split", labels={"layer": "by layers (pipeline)", "row": "by rows (llama.cpp -sm row)", "tensor": "tensor parallel (vLLM)"}),
     "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "devices": list(OPTION["nvlink"].devices),
@@ -79,6 +85,11 @@ VIEW_FIELDS = {
     "hw_name": hardware_view_field("name"),
     "hw_kind": {**hardware_view_field("kind"),
                 "labels": {"gpu": "Graphics card (CUDA-like)", "soc": "Unified-memory chip (Metal-like)", "cpu": "CPU only"}},
+    # The page offers the backend and a unified-memory box; the kind follows from them (custom.js):
+    # the cpu backend is a CPU, unified memory a soc, else a card. Empty = the kind's usual backend.
+    "hw_backend": {"default": "", "kind": "choice", "choices": ["", *CUSTOM_BACKENDS], "by_kind": dict(CUSTOM_KINDS),
+                   "labels": {b: BACKEND_NAMES[b] + (" (any vendor's GPU)" if b == "vulkan" else "") for b in CUSTOM_BACKENDS},
+                   "doc": "custom hardware: the backend it runs (empty = the kind's usual one: cuda, metal, cpu)"},
     "hw_mem": hardware_view_field("memory_gib"),
     "hw_bw": hardware_view_field("bandwidth_gbs"),
     "hw_tf": hardware_view_field("fp16_tflops"),

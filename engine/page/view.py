@@ -61,6 +61,8 @@ def custom_hardware(v: dict) -> dict:
         for option in HARDWARE_FIELDS
         if option.view and option.applies_to(kind) and not (option.type == "int" and option.default is None and v[option.view] == 0)
     }
+    if v["hw_backend"]:
+        spec["backend"] = v["hw_backend"]
     if v["hw_bwm"] == "measured":
         spec["bandwidth_measured"] = True
     if HARDWARE_FIELD["cpu_isa"].applies_to(kind):

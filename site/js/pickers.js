@@ -21,11 +21,16 @@ export class Picker {
   /**
    * items: catalog entries; groupOf/valueOf/labelOf/searchText: functions of an item;
    * extras: [[value, label, group]] options kept whatever the search (e.g. "custom").
+   * reasonOf: item -> why it cannot run on the chosen device, or null (runs.js); such items are
+   * left out unless `showAll` (then listed last with the reason), the current choice excepted.
    */
-  constructor({ select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, extras = [] }) {
+  constructor({ select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, reasonOf = () => null, extras = [] }) {
     // An item's name: the label up to its first " · " detail unless given.
     nameOf ??= (item) => labelOf(item).split(" · ")[0];
-    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, extras });
+    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, reasonOf, extras });
+    this.showAll = false;
+    /** How many items the last render left out because they cannot run here. */
+    this.hidden = 0;
     this.marks = {};
     this.query = "";
     this.byValue = new Map(items.map((item) => [valueOf(item), item]));
@@ -81,6 +86,8 @@ export class Picker {
   }
 
   optionLabel(item) {
+    const reason = this.reasonOf(item);
+    if (reason) return `${this.labelOf(item)} — won't run here: ${reason}`;
     const mark = this.marks[this.valueOf(item)];
     return mark ? `${this.labelOf(item)} — ${FIT_MARK[mark] || mark}` : this.labelOf(item);
   }
@@ -95,17 +102,26 @@ export class Picker {
       const current = this.byValue.get(selected);
       if (current && !best.includes(current)) groups.set("Current choice", [current]);
     }
+    const wontRun = [];
+    this.hidden = 0;
     for (const item of this.query ? [] : this.items) {
+      if (this.reasonOf(item)) {
+        if (this.showAll || this.valueOf(item) === selected) wontRun.push(item);
+        else this.hidden += 1;
+        continue;
+      }
       const name = this.groupOf(item);
       if (!groups.has(name)) groups.set(name, []);
       groups.get(name).push(item);
     }
+    if (wontRun.length) groups.set(this.showAll ? "Won't run on this device" : "Current choice: won't run on this device", wontRun);
     const children = [];
     for (const [name, members] of groups) {
       children.push(
         el("optgroup", { label: name }, members.map((item) => {
           const value = this.valueOf(item);
-          return el("option", { value, dataset: this.marks[value] ? { fit: this.marks[value] } : {} }, this.optionLabel(item));
+          const dataset = { ...(this.marks[value] ? { fit: this.marks[value] } : {}), ...(this.reasonOf(item) ? { runs: "no" } : {}) };
+          return el("option", { value, dataset }, this.optionLabel(item));
         })),
       );
     }
@@ -131,7 +147,7 @@ export class Picker {
       const item = this.byValue.get(option.value);
       if (item && option.dataset.fit) {
         delete option.dataset.fit;
-        option.textContent = this.labelOf(item);
+        option.textContent = this.optionLabel(item);
       }
     }
   }

@@ -39,7 +39,12 @@ export class CustomModel {
       config: q("#model-config"),
       modelError: q("#custom-model-error"),
     };
-    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_kind: q("#hw-kind"), hw_bwm: q("#hw-bwm"), hw_cores: q("#hw-cores"), hw_isa: q("#hw-isa") };
+    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_bwm: q("#hw-bwm"), hw_cores: q("#hw-cores"), hw_isa: q("#hw-isa") };
+    // The backend and the unified-memory box decide the kind (readKind); the CPU's own fields
+    // show for the cpu backend only.
+    this.kindInputs = { backend: q("#hw-backend"), unified: q("#hw-unified") };
+    this.ui.unifiedField = q("#hw-unified-field");
+    this.ui.cpuFields = q("#custom-cpu-fields");
     q("#model-config-apply").addEventListener("click", () => {
       const { compact, error } = checkConfig(this.ui.config.value.trim());
       this.showModelError(error || "");
@@ -49,10 +54,23 @@ export class CustomModel {
 
   show(view) {
     for (const [key, input] of Object.entries(this.hwInputs)) input.value = String(view[key]);
+    this.kindInputs.backend.value = view.hw_backend || viewFields.hw_backend.by_kind[view.hw_kind];
+    this.kindInputs.unified.checked = view.hw_kind === "soc";
     if (view.cfg && this.ui.config.value.trim() === "") this.ui.config.value = JSON.stringify(JSON.parse(view.cfg), null, 2);
   }
 
+  /** hw_kind and hw_backend from the backend menu and the unified-memory box: the cpu backend is
+   *  a CPU, unified memory a soc, else a card; a backend that is the kind's usual one stays
+   *  unset (so links written before the menu existed read the same). */
+  readKind() {
+    const backend = this.kindInputs.backend.value;
+    const kind = backend === "cpu" ? "cpu" : this.kindInputs.unified.checked ? "soc" : "gpu";
+    return { hw_kind: kind, hw_backend: backend === viewFields.hw_backend.by_kind[kind] ? "" : backend };
+  }
+
   showDependent(view) {
+    this.ui.cpuFields.hidden = view.hw_kind !== "cpu";
+    this.ui.unifiedField.hidden = view.hw_kind === "cpu";
     this.ui.hardware.hidden = view.hw !== "custom";
     this.ui.model.hidden = view.model !== "custom";
   }

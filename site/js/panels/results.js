@@ -6,6 +6,7 @@
 
 import * as fmt from "../format.js";
 import { $ } from "../dom.js";
+import { catalog } from "../data.js";
 import { tierText } from "./explain.js";
 import { FIT_TEXT, offloadNote, shortfall } from "../fit.js";
 
@@ -89,7 +90,7 @@ export class ResultsPanel {
     ui.tierBadge.textContent = e.tier;
     ui.tierBadge.dataset.tier = e.tier;
     ui.tierBadge.title = tierText(e);
-    ui.setupLine.textContent = `${e.hardware.name}${e.hardware.gpus > 1 ? ` ×${e.hardware.gpus}` : ""} · ${e.model.name} · ${e.quant} · ${e.engine} on ${e.backend}${e.breakdown.cpu_threads ? ` (${fmt.count(e.breakdown.cpu_threads)} threads)` : ""}`;
+    ui.setupLine.textContent = `${e.hardware.name}${e.hardware.gpus > 1 ? ` ×${e.hardware.gpus}` : ""} · ${e.model.name} · ${e.quant} · ${e.engine} on ${catalog.backends[e.backend] || e.backend}${e.breakdown.cpu_threads ? ` (${fmt.count(e.breakdown.cpu_threads)} threads)` : ""}`;
     this.renderExtraLine(e, r);
   }
 

@@ -8,6 +8,7 @@ import { quantFor } from "../schema.js";
 import { Picker } from "../pickers.js";
 import { LANE_KEYS } from "../race.js";
 import { answers, catalog, devices, models, schema, viewFields } from "../data.js";
+import { engineReason, kvReason, quantReason, runOptions, viewBackend } from "../runs.js";
 import { CustomModel } from "./custom.js";
 
 /** Prompt presets (article 002's cases, docs/sources.md): a label and a token count. */
@@ -55,6 +56,8 @@ export class SetupPanel {
       modelNote: q("#model-note"),
       quant: q("#quant-select"),
       engine: q("#engine-select"),
+      showAll: q("#show-all"),
+      runsNote: q("#runs-note"),
       prompt: q("#prompt-tokens"),
       presets: q("#prompt-presets"),
       answer: q("#answer-select"),
@@ -100,11 +103,15 @@ export class SetupPanel {
         valueOf: (q) => q.name,
         labelOf: (q) => `${q.name} · ${fmt.number(q.bits_per_weight, 2)} bpw`,
         searchText: (q) => q.name,
+        reasonOf: (q) => quantReason(q, this.backend),
       }),
     };
+    this.backend = "";
+    this.runsKey = "";
     this.fillStaticPickers();
+    this.ui.showAll.addEventListener("change", () => this.showRuns(app.getView()));
     const { hardware, model, quant, engine, answer, prompt, think } = this.ui;
-    for (const element of [hardware, model, quant, engine, answer, ...Object.values(this.adv), ...Object.values(this.custom.hwInputs)]) {
+    for (const element of [hardware, model, quant, engine, answer, ...Object.values(this.adv), ...Object.values(this.custom.hwInputs), ...Object.values(this.custom.kindInputs)]) {
       element.addEventListener(element.tagName === "SELECT" ? "change" : "input", (event) => app.controlsChanged(event));
     }
     for (const element of [prompt, think]) element.addEventListener("input", (event) => app.controlsChanged(event));
@@ -112,9 +119,7 @@ export class SetupPanel {
 
   fillStaticPickers() {
     const { ui, adv } = this;
-    ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...catalog.engines.map((e) => el("option", { value: e.id }, e.name)));
     ui.answer.replaceChildren(...Object.entries(answers).map(([kind, a]) => el("option", { value: kind }, `${a.title} (${fmt.count(a.tokens.length)} tokens)`)));
-    adv.kv.replaceChildren(...viewFields.kv.choices.map((kv) => el("option", { value: kv }, kv === "f16" ? "f16 (default)" : kv)));
     adv.slot.replaceChildren(...viewFields.slot.choices.map((slot) => el("option", { value: slot }, slotLabel(slot))));
     adv.nvlink.replaceChildren(...viewFields.nvlink.choices.map((v) => el("option", { value: v }, v === "yes" ? "fitted" : "none (PCIe)")));
     const drafts = catalog.models.filter((m) => m.params_b <= 8);
@@ -147,14 +152,41 @@ export class SetupPanel {
 
   /** The weights picker groups by the model: re-render it for the view's model. */
   showQuants(view) {
+    this.backend = viewBackend(view);
     this.pickers.quants.render();
     this.pickers.quants.value = view.quant;
+  }
+
+  /** Formats, engines and KV caches the view's device can run; the others only with "show all",
+   *  each with its reason (runs.js). Redrawn only when what decides it changes. */
+  showRuns(view) {
+    const { ui, adv } = this;
+    const showAll = ui.showAll.checked;
+    const key = JSON.stringify([viewBackend(view), view.quant, view.engine, view.kv, showAll]);
+    if (key === this.runsKey) return;
+    this.runsKey = key;
+    this.backend = viewBackend(view);
+    const quants = this.pickers.quants;
+    quants.showAll = showAll;
+    this.showQuants(view);
+    const quant = catalog.quants.find((q) => q.name === view.quant);
+    const engines = runOptions(catalog.engines.map((e) => [e.id, e.name, engineReason(e, this.backend, quant)]), view.engine, showAll);
+    ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...engines.children);
+    ui.engine.value = view.engine;
+    const kvs = runOptions(viewFields.kv.choices.map((kv) => [kv, kv === "f16" ? "f16 (default)" : kv, kvReason(kv, this.backend)]), view.kv, showAll);
+    adv.kv.replaceChildren(...kvs.children);
+    adv.kv.value = view.kv;
+    const hidden = [[quants.hidden, "format"], [engines.hidden, "engine"], [kvs.hidden, "KV cache type"]].filter(([n]) => n);
+    ui.runsNote.textContent = hidden.length
+      ? `Offering what runs on ${catalog.backends[this.backend] || this.backend}; ${hidden.map(([n, what]) => `${n} ${what}${n > 1 ? "s" : ""}`).join(", ")} hidden.`
+      : "";
   }
 
   /** Fields that only apply to some set-ups, and the notes about the chosen items. */
   showDependent(view) {
     const { ui, adv } = this;
     this.custom.showDependent(view);
+    this.showRuns(view);
     const model = models.get(view.model);
     ui.thinkField.hidden = !model?.reasoning;
     ui.gpuPctField.hidden = view.offload !== "layers";
@@ -211,7 +243,10 @@ export class SetupPanel {
     read("prompt", ui.prompt.value);
     read("think", ui.think.value);
     for (const [key, input] of Object.entries(this.adv)) read(key, input.value);
-    if (next.hw === "custom") for (const [key, input] of Object.entries(this.custom.hwInputs)) read(key, input.value);
+    if (next.hw === "custom") {
+      for (const [key, input] of Object.entries(this.custom.hwInputs)) read(key, input.value);
+      Object.assign(next, this.custom.readKind());
+    }
     if (next.model !== view.model) {
       next.quant = quantFor(models.get(next.model), next.quant);
       if (next.spec === "draft" && next.draft && models.get(next.draft)?.tokenizer !== models.get(next.model)?.tokenizer) next.draft = "";
