@@ -119,6 +119,54 @@ PRIORS = {
 }
 
 
+#: Why a fitted value may sit on a bound of engine/tools/calibrate.py's BOUNDS (within 1% in log
+#: space): (parameter, "lower" or "upper") -> the argument for where that bound is and what a
+#: value on it says. (parameter, side, "engine/backend") would hold a key's own reason; none needs
+#: one yet. engine/tools/bounds.py audits fit.json against this table (docs/calibration.md, bench,
+#: tests/test_calibration.py). Arguments, not fitted numbers; the bounds themselves stay physical.
+_FLOOR_IS_ZERO = (
+    "physically >= 0; the fit runs in log space, so zero is unreachable and the floor stands for it. "
+    "The floor is below what a row resolves (argument: {what}), so a value on it means the rows see "
+    "no such cost beyond the other overhead terms, which absorb it."
+)
+BOUND_REASONS = {
+    ("eta_bw", "upper"): "1 is the memory's peak (bus width x data rate, the spec sheet's number): a kernel cannot "
+    "stream weights faster. A value on it means the model charges these rows more bytes or time than they cost "
+    "(the other overheads on the same key sit on their floors too).",
+    ("soc_bw_factor", "upper"): "1 by definition: a system on a chip's shared LPDDR (CPU, GPU, display and NPU on one bus) "
+    "realises at most the share a card's dedicated memory does. Where every row of a key is an SoC (Metal) it is one "
+    "product with eta_bw and the fit leaves the product to eta_bw (docs/calibration.md); where no row is, the rows do "
+    "not move it from 1.",
+    ("eta_attn_decode", "upper"): "a fraction of the peak compute, at most 1. On it, decode attention is nowhere the "
+    "bottleneck on these rows (memory bound), so the rows only say it is not small.",
+    ("moe_batch_exponent", "upper"): "1 is independent routing (weights.distinct_expert_fraction). Above 1 a step's few "
+    "sequences would avoid one another's experts; routers are not trained to (load-balancing losses act on the "
+    "average over a training batch, not on one decode step), so 1 is the physical ceiling.",
+    ("kv_read_factor", "lower"): "the cache is read at eta_bw x peak / kv_read_factor, so the physical floor is eta_bw "
+    "(reading at the peak); 0.5 is below the eta_bw of nearly every key. On it the model charges these rows more KV bytes "
+    "than they read (e.g. short depths kept in cache, or a smaller cache type than assumed).",
+    ("pp_quant_cost", "lower"): "0.5: quantised matmuls run at most at the INT8 rate, twice the FP16 one (argument: a DP4A "
+    "or INT8 tensor-core instruction does twice the multiply-adds of its FP16 counterpart on every GPU generation the "
+    "catalog has), so quantised prefill cannot be more than 2x faster than 16-bit prefill.",
+    ("pp_quant_cost", "upper"): "5: dequantising a weight matrix once per micro-batch and running the 16-bit GEMM costs "
+    "the GEMM plus one pass over the weights, far below 5x; on it, something other than the weight format slows these "
+    "prefill rows and the fit lets this factor carry it.",
+    ("attn_cost_nofa", "lower"): "attention FLOPs are matmuls too (QK^T, scores x V) and cannot run faster than the "
+    "projection matmuls, so the physical floor is 1; 0.3 is already below it. On it the model overcounts attention "
+    "for these rows.",
+    ("dequant_ops", "lower"): _FLOOR_IS_ZERO.format(
+        what="0.01 vector operations per weight against a GPU's ~100 operations per byte of bandwidth; on GPUs the "
+        "unpacking hides under the memory stream"
+    ),
+    ("t_token_s", "lower"): _FLOOR_IS_ZERO.format(what="10 us is 1% of a step only at 1,000 tok/s"),
+    ("t_layer_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 80 layers is 8 us per step"),
+    ("t_layer_batched_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 80 layers is 8 us per step"),
+    ("t_moe_layer_decode_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 60 MoE layers is 6 us per step"),
+    ("t_ubatch_s", "lower"): _FLOOR_IS_ZERO.format(what="10 us per micro-batch of up to 512 tokens"),
+    ("t_moe_layer_s", "lower"): _FLOOR_IS_ZERO.format(what="1 us x 60 MoE layers is 60 us per micro-batch"),
+}
+
+
 @dataclass(frozen=True)
 class ResolvedParams:
     params: BackendParams

@@ -265,3 +265,40 @@ def test_the_shared_tree_frees_nothing_three_devices_do_not_identify(cases):
     errors = cross_validate_tree(rows, fit, [c.system.device.id for c in rows])
     for case, error in list(zip(rows, errors))[::20]:
         assert error == pytest.approx(math.log(predict(case, PRIORS["vulkan"]) / case.measured), abs=1e-6)
+
+
+def test_no_fitted_value_sits_on_a_bound_without_a_written_reason():
+    """Issue 12: every value of the committed fit within 1% (log space) of a bound has its reason in
+    engine/params.py BOUND_REASONS, and docs/calibration.md shows the audit of this very fit."""
+    from engine.tools.bounds import audit, block_of, doc_lines
+    from engine.tools.calibrate import BOUNDS, DOCS
+
+    from engine.params import BOUND_REASONS
+
+    assert all(name in BOUNDS and side in ("lower", "upper") for name, side, *_key in BOUND_REASONS)
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    missing = [f"{row['key']} {row['name']}={row['value']:g} on its {row['side']} bound" for row in audit(fit) if row["reason"] is None]
+    assert not missing, f"fitted values on a bound without a reason in engine/params.py BOUND_REASONS: {missing}"
+    assert block_of(DOCS) == "\n".join(doc_lines(fit)), "docs/calibration.md's bound audit is stale: run python -m engine calibrate"
+    # The audit itself: a value pressed on a bound without a reason is found and counted.
+    entry = next(iter(fit["backends"].values()))
+    name = next(n for n in entry["fitted"] if n in BOUNDS)
+    lo, _hi = BOUNDS[name]
+    fake = {"fitted_values": 1, "backends": {"made-up/none": {"fitted": [name], "params": {name: lo * 1.005}}}}
+    [row] = audit(fake)
+    assert row["side"] == "lower" and row["key"] == "made-up/none"
+    fake["backends"]["made-up/none"]["params"][name] = lo * 1.05
+    assert audit(fake) == []
+
+
+def test_a_bound_without_a_reason_is_reported(monkeypatch):
+    """Without a reason in the table the audit says so: the count and the docs line name it."""
+    import engine.tools.bounds as bounds
+
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    on_bound = bounds.audit(fit)
+    if not on_bound:
+        pytest.skip("no fitted value on a bound")
+    monkeypatch.setattr(bounds, "BOUND_REASONS", {})
+    assert bounds.count_line(fit).endswith(f"without: {len(on_bound)} (target 0)")
+    assert any("**none**" in line for line in bounds.doc_lines(fit))

@@ -21,6 +21,7 @@ from collections import defaultdict
 
 from ..api import estimate
 from ..catalog import DATA_DIR
+from .bounds import count_line
 from .calibrate import MEASUREMENTS, cross_validate, fit_all, jacobian_report
 from .score import load_cases, percentile, score_cases
 
@@ -183,6 +184,7 @@ def bench_main(write_docs: bool = False, structures: bool = False) -> int:
     lodo = cross_validate(resolved, fit, [c.system.device.id for c in resolved])
     lodo_s = time.perf_counter() - started
     block = design_lines(resolved, fit)
+    block += ["", count_line(fit) + " (engine/tools/bounds.py; the list with reasons is below, from fit.json)."]
     block += ["", "Leave-one-device-out (each device's rows predicted by a fit without that device):", ""]
     block += _table("held-out device, by backend", accuracy_rows(resolved, lodo))
     block += ["", "Leave-one-source-out (each source's rows predicted by a fit without that source):", ""]

@@ -32,6 +32,7 @@ from .score import Case, load_cases, percentile, predict
 
 MEASUREMENTS = DATA_DIR / "calibration" / "measurements.csv"
 FIT_FILE = DATA_DIR / "calibration" / "fit.json"
+DOCS = DATA_DIR.parent / "docs" / "calibration.md"
 
 #: t_layer_batched_s is not fitted: batched decode rows come from one device per backend (DGX Spark
 #: on CUDA, M2 Ultra on Metal), so it keeps its sourced prior (engine/params.py PRIORS; issue 12:
@@ -323,6 +324,10 @@ def calibrate_main(check: bool = False) -> int:
         print("data/calibration/fit.json reproduces")
         return 0
     FIT_FILE.write_text(text, encoding="utf-8")
+    from .bounds import count_line, write_docs
+
+    write_docs(result, DOCS)
+    print(count_line(result))
     for key, entry in result["backends"].items():
         stats = " ".join(f"{t}: n={s['n']} mdape={s['mdape']:.3f} p90={s['p90_ape']:.3f}" for t, s in entry["residuals"].items())
         print(f"{key:<22} {stats}")
