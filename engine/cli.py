@@ -132,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
 
             return score_main(args.file, args.out)
         elif args.command == "calibrate":
-            from .tools.calibrate import calibrate_main
+            from .tools.bounds import calibrate_and_audit
 
-            return calibrate_main(check=args.check)
+            return calibrate_and_audit(check=args.check)
         elif args.command == "measured":
             from .tools.points import measured_main
 

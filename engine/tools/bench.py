@@ -2,7 +2,8 @@
 
 1. estimates per second in this Python (the page runs the same code under Pyodide);
 2. the SCORE line on the calibration set (data/calibration/measurements.csv);
-3. the fit's size: fitted values, rows per value, distinct devices per engine/backend key;
+3. the fit's size: fitted values, rows per value, distinct devices per engine/backend key, and how
+   many fitted values sit on a bound, with and without a written reason (engine/tools/bounds.py);
 4. out-of-sample accuracy, GPU and CPU rows apart, by backend: leave-one-source-out (each
    source's rows predicted by a fit that never saw the source) and leave-one-device-out (each
    device's rows, by a fit that never saw the device: the honest figure for hardware nobody
@@ -184,13 +185,13 @@ def bench_main(write_docs: bool = False, structures: bool = False) -> int:
     lodo = cross_validate(resolved, fit, [c.system.device.id for c in resolved])
     lodo_s = time.perf_counter() - started
     block = design_lines(resolved, fit)
-    block += ["", count_line(fit) + " (engine/tools/bounds.py; the list with reasons is below, from fit.json)."]
     block += ["", "Leave-one-device-out (each device's rows predicted by a fit without that device):", ""]
     block += _table("held-out device, by backend", accuracy_rows(resolved, lodo))
     block += ["", "Leave-one-source-out (each source's rows predicted by a fit without that source):", ""]
     block += _table("held-out source, by backend", accuracy_rows(resolved, loso))
     block += ["", line]
     print("\n".join(block))
+    print(f"\n{count_line(fit)} (engine/tools/bounds.py; docs/calibration.md lists them with their reasons)")
     print(
         f"\ncost: full fit {fit_s:.0f} s; {len({c.row.get('source_id', '') for c in resolved})} source folds {loso_s:.0f} s, "
         f"{len({c.system.device.id for c in resolved})} device folds {lodo_s:.0f} s (a fold refits only the keys that "

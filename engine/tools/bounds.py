@@ -9,11 +9,12 @@ count; tests/test_calibration.py fails on a value on a bound without a reason.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
 from ..params import BOUND_REASONS
-from .calibrate import BOUNDS
+from .calibrate import BOUNDS, DOCS, FIT_FILE, calibrate_main
 
 #: Distance in log space within which a value counts as on its bound.
 ON_BOUND = 0.01
@@ -69,6 +70,17 @@ def doc_lines(fit: dict) -> list[str]:
         reasons = sorted({r["reason"] or "**none**" for r in rows})
         lines.append(f"| `{name}` | {side} {rows[0]['bound']:g} | {len(rows)}: {keys} | {' / '.join(reasons)} |")
     return lines
+
+
+def calibrate_and_audit(check: bool = False) -> int:
+    """``python -m engine calibrate``: the fit (engine/tools/calibrate.py), then this audit of it
+    into docs/calibration.md (``--check``: only the fit is compared)."""
+    status = calibrate_main(check)
+    if status == 0 and not check:
+        fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+        write_docs(fit, DOCS)
+        print(count_line(fit))
+    return status
 
 
 def write_docs(fit: dict, path) -> None:

@@ -324,10 +324,6 @@ def calibrate_main(check: bool = False) -> int:
         print("data/calibration/fit.json reproduces")
         return 0
     FIT_FILE.write_text(text, encoding="utf-8")
-    from .bounds import count_line, write_docs
-
-    write_docs(result, DOCS)
-    print(count_line(result))
     for key, entry in result["backends"].items():
         stats = " ".join(f"{t}: n={s['n']} mdape={s['mdape']:.3f} p90={s['p90_ape']:.3f}" for t, s in entry["residuals"].items())
         print(f"{key:<22} {stats}")
