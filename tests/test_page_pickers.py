@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.page.view import estimate_view
 from pagekit import page_view, query, settle, show
 
 pytestmark = pytest.mark.browser
@@ -95,3 +96,25 @@ def test_custom_hardware_names_its_backend_and_shows_cpu_fields_for_a_cpu_only(a
     assert cpu_fields.is_visible() and page.locator('[data-testid="custom-hw-unified"]').is_hidden()
     assert page_view(page)["hw_backend"] == ""  # the cpu kind's usual backend stays unset
     assert "CPU" in page.inner_text('[data-testid="setup-line"]')
+
+
+def test_one_size_unit_and_plain_words_first(app):
+    """Sizes in GiB, GB in the tooltip: a 24 GiB card never reads as having more (issue 14: "25.4 GB
+    usable" did); the speeds say what they are before their terms; the context is split into your
+    prompt and the conversation so far."""
+    import re
+
+    page, _log, _console = app
+    view = show(page, query(hw="rtx-4090", model="llama-3.1-8b", quant="Q4_K_M"))
+    summary = page.locator("#memory-summary")
+    needed, usable = (float(x) for x in re.fullmatch(r"([0-9.]+) GiB of ([0-9.]+) GiB usable", summary.inner_text().strip()).groups())
+    expected = estimate_view(view)["estimate"]["memory"]
+    assert usable == pytest.approx(expected["usable_gb"] * 1e9 / 2**30, abs=0.06) and usable < 24
+    assert needed == pytest.approx(expected["total_gb"] * 1e9 / 2**30, abs=0.06)
+    assert "GB (10^9 bytes)" in summary.get_attribute("title")
+    results = page.inner_text('[data-panel="results"]')
+    assert " GB" not in results.replace("GB/s", "")
+    results = results.lower()  # the labels are set in capitals by the style sheet
+    assert "writing speed" in results and "(decode)" in results and "reading speed" in results and "(prefill)" in results
+    assert "Your prompt" in page.text_content('label[for="prompt-tokens"]')
+    assert "Conversation so far" in page.text_content('label[for="depth-tokens"]')

@@ -120,7 +120,7 @@ def test_a_setup_that_cannot_load_shows_no_speed_streams_nothing_and_offers_one_
         assert page.get_attribute(f'[data-testid="{testid}"]', "data-value") == "", testid
     assert not re.search(r"[0-9]", page.inner_text('[data-testid="decode-tps"]'))
     assert "won't run" in page.inner_text('[data-testid="decode-range"]')
-    assert f"{expected['memory']['device_need_gb']:.1f} GB" in page.inner_text('[data-panel="results"]')
+    assert f"{expected['memory']['device_need_gb'] * 1e9 / 2**30:.1f} GiB" in page.inner_text('[data-panel="results"]')  # sizes in GiB
     assert page.locator('[data-testid="verdicts"] li').count() == 0
     assert page.is_disabled('[data-testid="run"]')
     page.evaluate(RECORD_STREAM)

@@ -126,7 +126,7 @@ def _nearest_runnable(view: dict, base: dict) -> list[dict]:
                 break
     if base["memory"].get("short_of") == "system_ram":
         for size in (r for r in RAM_SIZES_GIB if r > view.get("ram", 0)):
-            found = _suggest(view, {"ram": size}, f"{size} GB of system RAM", base)
+            found = _suggest(view, {"ram": size}, f"{size} GiB of system RAM", base)
             if _runs(found):
                 out.append(found)
                 break

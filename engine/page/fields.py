@@ -84,7 +84,7 @@ VIEW_FIELDS = {
     "think": _option("reasoning_tokens", max=MAX_SCHEDULE_TOKENS // 2, doc="thinking tokens (reasoning models)"),
     "hw_name": hardware_view_field("name"),
     "hw_kind": {**hardware_view_field("kind"),
-                "labels": {"gpu": "Graphics card (CUDA-like)", "soc": "Unified-memory chip (Metal-like)", "cpu": "CPU only"}},
+                "labels": {"gpu": "Graphics card (its own memory)", "soc": "Unified-memory chip", "cpu": "CPU only"}},
     # The page offers the backend and a unified-memory box; the kind follows from them (custom.js):
     # the cpu backend is a CPU, unified memory a soc, else a card. Empty = the kind's usual backend.
     "hw_backend": {"default": "", "kind": "choice", "choices": ["", *CUSTOM_BACKENDS], "by_kind": dict(CUSTOM_KINDS),

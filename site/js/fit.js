@@ -5,15 +5,15 @@ import * as fmt from "./format.js";
 
 export const FIT_TEXT = { fits: "Fits", offload: "Offload", no: "Won't run" };
 
-/** "needs 43.4 GB, 38.7 GB usable" or, short of system RAM, what the offloaded part needs. */
+/** "needs 40.4 GiB, 36.0 GiB usable" or, short of system RAM, what the offloaded part needs. */
 export function shortfall(memory) {
   if (memory.short_of === "system_ram") {
-    return `the part in system RAM needs ${fmt.gigabytes(memory.host_need_gb)}, ${fmt.gigabytes(memory.host_usable_gb)} usable of the ${fmt.gibibytes(memory.system_ram_gib)} assumed`;
+    return `the part in system RAM needs ${fmt.memory(memory.host_need_gb)}, ${fmt.memory(memory.host_usable_gb)} usable of the ${fmt.gibibytes(memory.system_ram_gib)} assumed`;
   }
-  return `needs ${fmt.gigabytes(memory.device_need_gb)}, ${fmt.gigabytes(memory.usable_gb)} usable`;
+  return `needs ${fmt.memory(memory.device_need_gb)}, ${fmt.memory(memory.usable_gb)} usable`;
 }
 
-/** "12.0 GB in system RAM (64 GB assumed)" for a set-up that runs only with offload. */
+/** "11.2 GiB in system RAM (64 GiB assumed)" for a set-up that runs only with offload. */
 export function offloadNote(memory) {
-  return `${fmt.gigabytes(memory.host_need_gb)} in system RAM (${fmt.gibibytes(memory.system_ram_gib)} assumed)`;
+  return `${fmt.memory(memory.host_need_gb)} in system RAM (${fmt.gibibytes(memory.system_ram_gib)} assumed)`;
 }

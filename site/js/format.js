@@ -47,6 +47,18 @@ export function gigabytes(value) {
   return `${fixed("gigabytes", value)} GB`;
 }
 
+/** Bytes per GiB over bytes per GB: 2^30 / 10^9. */
+export const GIB_IN_GB = 2 ** 30 / 1e9;
+/** What the page says of its size unit (the other one, in a tooltip). */
+export const SIZE_UNIT_NOTE = "Sizes in GiB (2^30 bytes), the unit memory is sold in: a \"24 GB\" card holds 24 GiB. 1 GiB = 1.074 GB (10^9 bytes, the unit of the engine's JSON and of download sizes).";
+
+/** A memory size the engine states in GB (10^9 bytes), shown in GiB like every size on the page:
+ *  "25.4 GB usable" of a 24 GiB card reads 23.7 GiB, never more than the card has. */
+export function memory(valueGB) {
+  if (!amount(valueGB)) return "—";
+  return `${fixed("gigabytes", valueGB / GIB_IN_GB)} GiB`;
+}
+
 /** A token count: 512, 12k, 1.2M. */
 export function tokens(value) {
   if (!amount(value)) return "—";

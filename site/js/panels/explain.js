@@ -22,6 +22,8 @@ export function tierText(e) {
 }
 
 function decodeRows(e) {
+  // Bytes moved per token are in GB, like the bandwidth (GB/s) they divide by; memory sizes
+  // (what fits) are in GiB like every capacity on the page (fmt.memory).
   const b = e.breakdown;
   const rows = [
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
@@ -69,14 +71,14 @@ function prefillRows(e, request, device) {
 
 function memoryRows(e) {
   const m = e.memory;
-  const rows = MEMORY_PARTS.map(([key, label]) => [label, fmt.gigabytes(m[key])]);
-  rows.push(["Total", `${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable (${fmt.gigabytes(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
-  if (m.file_gb) rows.push(["Weight file", `${fmt.gigabytes(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
+  const rows = MEMORY_PARTS.map(([key, label]) => [label, fmt.memory(m[key])]);
+  rows.push(["Total", `${fmt.memory(m.total_gb)} of ${fmt.memory(m.usable_gb)} usable (${fmt.memory(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
+  if (m.file_gb) rows.push(["Weight file", `${fmt.memory(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
   if (m.context_allocated) rows.push(["KV cache allocated", `${fmt.count(m.context_tokens)} tokens per sequence (Advanced): reserved at load, whatever the chat uses`]);
-  if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.gigabytes(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
+  if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.memory(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
   // Beside discrete cards the offloaded part lives in system RAM, whose size is an input (Advanced).
   if (m.system_ram_gib !== null && m.system_ram_gib !== undefined) {
-    rows.push(["System RAM", `${fmt.gibibytes(m.system_ram_gib)} assumed (Advanced), ${fmt.gigabytes(m.host_usable_gb)} usable for offloaded weights${m.host_need_gb > 0 ? `, ${fmt.gigabytes(m.host_need_gb)} needed` : ""}`]);
+    rows.push(["System RAM", `${fmt.gibibytes(m.system_ram_gib)} assumed (Advanced), ${fmt.memory(m.host_usable_gb)} usable for offloaded weights${m.host_need_gb > 0 ? `, ${fmt.memory(m.host_need_gb)} needed` : ""}`]);
   }
   return rows;
 }
@@ -84,14 +86,14 @@ function memoryRows(e) {
 function renderStack(stack, m) {
   const capacity = Math.max(m.usable_gb, m.total_gb, 1e-9);
   const parts = MEMORY_PARTS.map(([key, label, css]) => {
-    const part = el("span", { class: `stack-part part-${css}`, title: `${label}: ${fmt.gigabytes(m[key])}` });
+    const part = el("span", { class: `stack-part part-${css}`, title: `${label}: ${fmt.memory(m[key])}` });
     part.style.width = `${(100 * m[key]) / capacity}%`;
     return part;
   });
-  const limit = el("span", { class: "stack-limit", title: `usable: ${fmt.gigabytes(m.usable_gb)}` });
+  const limit = el("span", { class: "stack-limit", title: `usable: ${fmt.memory(m.usable_gb)}` });
   limit.style.left = `${(100 * m.usable_gb) / capacity}%`;
-  const legend = el("div", { class: "stack-legend" }, MEMORY_PARTS.map(([key, label, css]) => el("span", {}, el("i", { class: `part-${css}` }), `${label} ${fmt.gigabytes(m[key])}`)), el("span", {}, el("i", { class: "limit" }), `usable ${fmt.gigabytes(m.usable_gb)}`));
-  stack.replaceChildren(el("div", { class: "stack-bar", role: "img", "aria-label": `${fmt.gigabytes(m.total_gb)} needed of ${fmt.gigabytes(m.usable_gb)} usable` }, parts, limit), legend);
+  const legend = el("div", { class: "stack-legend" }, MEMORY_PARTS.map(([key, label, css]) => el("span", {}, el("i", { class: `part-${css}` }), `${label} ${fmt.memory(m[key])}`)), el("span", {}, el("i", { class: "limit" }), `usable ${fmt.memory(m.usable_gb)}`));
+  stack.replaceChildren(el("div", { class: "stack-bar", role: "img", "aria-label": `${fmt.memory(m.total_gb)} needed of ${fmt.memory(m.usable_gb)} usable` }, parts, limit), legend);
 }
 
 function commandBlock({ tool, command, compare }) {

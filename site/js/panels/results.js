@@ -84,7 +84,8 @@ export class ResultsPanel {
     ui.fit.dataset.verdict = e.fit;
     const m = e.memory;
     ui.memorySummary.textContent =
-      e.fit === "offload" ? `runs only with ${offloadNote(m)}` : e.fit === "no" ? shortfall(m) : `${fmt.gigabytes(m.total_gb)} of ${fmt.gigabytes(m.usable_gb)} usable`;
+      e.fit === "offload" ? `runs only with ${offloadNote(m)}` : e.fit === "no" ? shortfall(m) : `${fmt.memory(m.total_gb)} of ${fmt.memory(m.usable_gb)} usable`;
+    ui.memorySummary.title = `In GB (10^9 bytes): ${fmt.gigabytes(m.total_gb)} needed, ${fmt.gigabytes(m.usable_gb)} usable. ${fmt.SIZE_UNIT_NOTE}`;
     ui.membar.querySelector(".membar-fill").style.width = `${Math.min(100, (100 * m.total_gb) / Math.max(m.usable_gb, 1e-9))}%`;
     ui.membar.dataset.verdict = e.fit;
     ui.tierBadge.textContent = e.tier;
@@ -103,7 +104,7 @@ export class ResultsPanel {
     }
     if (e.speculative) parts.push(`Speculative decoding (${e.speculative.method === "mtp" ? "MTP" : e.speculative.draft_model}): ${fmt.factor(e.speculative.speedup)} the speed without it, in bursts.`);
     if (r.batch > 1) parts.push(`${fmt.count(r.batch)} requests at once: ${fmt.rate(e.decode_tps)} tok/s each, ${fmt.rate(e.aggregate_tps)} tok/s together.`);
-    if (e.fit === "offload") parts.push(`${fmt.gigabytes(e.memory.host_weights_gb)} of weights live in system RAM${e.memory.experts_on_host ? " (the MoE experts)" : ""}, which is ${fmt.gibibytes(e.memory.system_ram_gib)} here (Advanced › System RAM).`);
+    if (e.fit === "offload") parts.push(`${fmt.memory(e.memory.host_weights_gb)} of weights live in system RAM${e.memory.experts_on_host ? " (the MoE experts)" : ""}, which is ${fmt.gibibytes(e.memory.system_ram_gib)} here (Advanced › System RAM).`);
     this.ui.extraLine.hidden = parts.length === 0;
     this.ui.extraLine.textContent = parts.join(" ");
   }

@@ -101,7 +101,7 @@ export class SetupPanel {
           return model?.quants.includes(q.name) ? `Published for ${model.name}` : `Other ${q.kind.toUpperCase()} formats`;
         },
         valueOf: (q) => q.name,
-        labelOf: (q) => `${q.name} · ${fmt.number(q.bits_per_weight, 2)} bpw`,
+        labelOf: (q) => `${q.name} · ${fmt.number(q.bits_per_weight, 2)} bits per weight`,
         searchText: (q) => q.name,
         reasonOf: (q) => quantReason(q, this.backend),
       }),
