@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -157,6 +156,8 @@ def read_toml_document(relative: str) -> dict:
     compiled = compiled_catalogs()
     if compiled is not None:
         return compiled[relative]
+    import tomllib  # here: the page's bundle never parses TOML, and importing tomllib is part of its boot otherwise
+
     try:
         return tomllib.loads((DATA_DIR / relative).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -16,6 +16,8 @@ from .resolve import resolve
 
 def _lookup(name: str) -> Device:
     devices = load_hardware()
+    if isinstance(name, str) and name in devices:
+        return devices[name]  # an id (what the page sends) names itself: no name index needed
     display = {k: d.name for k, d in devices.items()}
     try:
         return devices[resolve(hardware_index(), name, field="hardware", display=display)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from operator import itemgetter
 
 from .catalog import DATA_DIR
 
@@ -24,18 +25,34 @@ SMALL_CONTEXT = 600
 FIELDS = ("source_id", "hardware", "model", "quant", "engine", "backend", "gpus", "split", "test", "n_tokens", "depth", "batch", "tokens_per_s")
 
 
+#: The fields a point is looked up by (a set-up), in this order.
+KEY_FIELDS = ("hardware", "model", "quant", "engine", "backend", "gpus", "split", "test")
+
+
 @cache
-def load_points() -> dict[tuple, list[dict]]:
-    """Points keyed by (hardware, model, quant, engine, backend, gpus, split, test)."""
+def _rows() -> tuple[tuple[str, ...], dict[tuple, list[list]]]:
+    """(field names, the file's rows keyed by KEY_FIELDS): rows stay lists until a set-up asks for
+    them (one dict per row for all ~6,000 rows was a third of the page engine's first estimate)."""
     if not POINTS_FILE.exists():
-        return {}
+        return (), {}
     document = json.loads(POINTS_FILE.read_text(encoding="utf-8"))
-    index: dict[tuple, list[dict]] = {}
+    fields = tuple(document["fields"])
+    key_of = itemgetter(*(fields.index(name) for name in KEY_FIELDS))
+    index: dict[tuple, list[list]] = {}
     for values in document["points"]:
-        point = dict(zip(document["fields"], values))
-        key = tuple(point[f] for f in ("hardware", "model", "quant", "engine", "backend", "gpus", "split", "test"))
-        index.setdefault(key, []).append(point)
-    return index
+        index.setdefault(key_of(values), []).append(values)
+    return fields, index
+
+
+def points_for(key: tuple) -> list[dict]:
+    """The measured points of one set-up (a KEY_FIELDS tuple)."""
+    fields, index = _rows()
+    return [dict(zip(fields, values)) for values in index.get(key, ())]
+
+
+def load_points() -> dict[tuple, list[dict]]:
+    """Every point, keyed by (hardware, model, quant, engine, backend, gpus, split, test)."""
+    return {key: points_for(key) for key in _rows()[1]}
 
 
 def _close(a: float, b: float) -> bool:
@@ -51,7 +68,7 @@ def find(system, test: str, tokens: int, depth: int) -> dict | None:
     devices = system.gpus * system.device.cpu_sockets
     key = (system.device.id, system.model.id, system.quant.name, system.engine.id, system.backend, devices, split, test)
     candidates = [
-        p for p in load_points().get(key, [])
+        p for p in points_for(key)
         if p["batch"] == system.options.batch and _close(p["depth"], depth) and (test == "tg" or _close(p["n_tokens"], tokens))
     ]
     if not candidates:

@@ -8,8 +8,6 @@ Anything else is an :class:`EngineInputError` listing the closest names.
 
 from __future__ import annotations
 
-import difflib
-
 from .catalog import AliasIndex, normalise_name
 from .errors import EngineInputError
 
@@ -46,6 +44,8 @@ def resolve(index: AliasIndex, query: str, *, field: str, display: dict[str, str
 
 def closest(index: AliasIndex, key: str, display: dict[str, str], limit: int = 5) -> tuple[str, ...]:
     """Display names of the entries whose names are closest to ``key``."""
+    import difflib  # here: only an unknown name needs it, and compiling it is part of the page engine's boot otherwise
+
     names = difflib.get_close_matches(key, list(index.names), n=limit * 4, cutoff=0.4)
     out: list[str] = []
     for name in names:

@@ -50,8 +50,9 @@ from .roofline import default_threads
 from .weights import WeightProfile, scaled_profile, weight_profile
 
 #: System RAM of a discrete-GPU machine when the request names none: a desktop with dual-channel
-#: DDR5 (the platform most people put a gaming card in).
-DEFAULT_HOST = "AMD Ryzen 9 7950X 64GB"
+#: DDR5 (the platform most people put a gaming card in): AMD Ryzen 9 7950X with 64 GB, by its
+#: catalog id (an id resolves without building the name index).
+DEFAULT_HOST = "amd-ryzen-9-7950x-64gb"
 #: DEFAULT_HOST's memory: the system RAM assumed unless a request names its own (system_ram_gib).
 DEFAULT_SYSTEM_RAM_GIB = 64
 
@@ -60,7 +61,10 @@ def resolve_model(name: str) -> Model:
     """The catalog model ``name`` means; a listed fine-tune of it comes back under its own name,
     marked "architecture of <base>" (it runs as the base does)."""
     models = load_models()
-    model = models[resolve(model_index(), name, field="model", display={k: m.name for k, m in models.items()})]
+    if isinstance(name, str) and name in models:
+        model = models[name]  # an id (what the page sends) names itself: no name index needed
+    else:
+        model = models[resolve(model_index(), name, field="model", display={k: m.name for k, m in models.items()})]
     return as_finetune(model, name)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -97,6 +96,8 @@ def _check_entry(entry_id: str, raw: dict) -> None:
 
 def read_quants(text: str, origin: str = "quants.toml") -> dict[str, QuantFormat]:
     """Parse and validate a quants catalog (the text of a TOML file), keyed by id."""
+    import tomllib  # here: the page's bundle reads the compiled catalogs, never TOML
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
