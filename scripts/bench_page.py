@@ -309,6 +309,14 @@ def memory(page, cdp):
     return heap, wasm
 
 
+SHOWN = """() => { const c = window.__tokfeel.current();
+  return Boolean(c) && JSON.stringify(c.view) === JSON.stringify(window.__tokfeel.view()); }"""
+#: The soak waits for all background work (charts, advice, marks) only every this many changes;
+#: in between, as a visitor clicking through, the next change comes once the numbers show (the
+#: page cancels the previous view's background work), so 200 changes finish in minutes.
+SETTLE_EVERY = 10
+
+
 def soak(browser, url, changes, streams, races):
     context = browser.new_context()
     page = context.new_page()
@@ -325,7 +333,10 @@ def soak(browser, url, changes, streams, races):
         query = INTERACTIONS[i % len(INTERACTIONS)]
         racing = done_races < races and i % race_every == race_every - 1
         show(page, url + query + (RACE_LANES if racing else ""))
-        settle(page)
+        if racing or i % SETTLE_EVERY == SETTLE_EVERY - 1 or i == 19:
+            settle(page)
+        else:
+            page.wait_for_function(SHOWN, timeout=180_000, polling=20)
         if racing:
             page.click('[data-testid="race-run"]')
             page.wait_for_timeout(300)
@@ -336,6 +347,7 @@ def soak(browser, url, changes, streams, races):
             done_streams += 1
         if i == 19:
             baseline = memory(page, cdp)
+    settle(page)
     final = memory(page, cdp)
     recompute = page.evaluate("() => window.__tokfeel.timings.recomputeMs")
     context.close()
