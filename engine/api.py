@@ -189,6 +189,7 @@ def estimate(request: dict) -> dict:
             "attention_s": mean_step.attention_s,
             "fixed_s": mean_step.fixed_s,
             "batched_s": mean_step.batched_s,
+            "recurrent_s": mean_step.recurrent_s,
             "host_s": mean_step.host_s,
             "sync_s": mean_step.sync_s,
             "interconnect": link(system)[0] if system.gpus > 1 else None,

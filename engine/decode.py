@@ -6,7 +6,8 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
             2 * active params * batch / (FLOPS * eta_decode_compute))
       + max(KV read * kv_read_factor / (BW * eta_bw),
             (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
-      + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers) * (1500 MHz / GPU clock)
+      + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers
+                   + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
       + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
@@ -28,7 +29,13 @@ it scales with the device's clock (1.5 GHz is the reference of ``t_layer_s``). A
 routed experts runs more of them (router matmul, softmax and top-k, the expert gather, the
 weighted sum): ``t_moe_layer_decode_s``. Without it the fit charges MoE models' extra kernels to
 every dense layer and small dense models come out too slow (Apple harness rows: dense 0.87,
-MoE 1.11 predicted/measured before it existed). A step with several tokens (batched decode,
+MoE 1.11 predicted/measured before it existed). A recurrent layer (gated DeltaNet in Qwen3.5/3.6
+and Qwen3-Next, Mamba in Nemotron-H) updates its state with a chain of small kernels of its own
+(llama.cpp src/models/delta-net-base.cpp): ``t_recurrent_layer_s``, a sourced prior, not fitted.
+Without it the hybrids' extra kernels, all in MoE models, were charged to ``t_moe_layer_decode_s``
+(~50 us a layer at 1.5 GHz on CUDA) and attention-only MoE models came out slow: an RTX 4090
+decoded Qwen3-30B-A3B at 1.08x Llama 3.1 8B, where reports say ~1.3-1.5x (196 against ~130-150
+tok/s). A step with several tokens (batched decode,
 speculative verification) pays ``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend
 replays a captured graph only for single-token steps and launches every kernel of a batched one
 (ggml/src/ggml-cuda/ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Launching is
@@ -119,6 +126,8 @@ class StepFeatures:
     device_codebook_expert_params: float = 0.0
     #: KV-cache elements read on the device from a codebook-coded cache (TurboQuant), else 0.
     device_kv_codebook_elements: float = 0.0
+    #: Layers whose token mixer is a recurrence (gated DeltaNet, Mamba) instead of attention.
+    recurrent_layers: int = 0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -149,6 +158,8 @@ class StepTime:
     unpack_s: float = 0.0
     #: The part of fixed_s a step with several tokens pays for launching its kernels one by one.
     batched_s: float = 0.0
+    #: The part of fixed_s the recurrent layers' state updates cost (t_recurrent_layer_s).
+    recurrent_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -236,6 +247,7 @@ def step_features(
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
+        recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
         device_codebook_dense_params=codebook_dense * device_share_params,
         device_codebook_expert_params=codebook_experts * device_share_params,
         device_kv_codebook_elements=(
@@ -272,7 +284,8 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
     batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
-    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + batched_s
+    recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * f.clock_factor
+    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + recurrent_s + batched_s
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p
@@ -280,7 +293,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s)
+    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s)
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:

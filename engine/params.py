@@ -40,6 +40,14 @@ class BackendParams:
     #: Extra cost per layer with routed experts per decode step (router, top-k, the expert
     #: gather and weighted sum: more kernels in the chain), seconds.
     t_moe_layer_decode_s: float = 0.00003
+    #: Extra cost per recurrent layer (gated DeltaNet, Mamba) per decode step, at 1.5 GHz: its
+    #: state update is a chain of small kernels of its own. Not fitted (its rows come from few
+    #: devices per backend); the prior is the default layer chain (t_layer_s), since llama.cpp's
+    #: single-token gated DeltaNet update alone is a dozen element-wise kernels (exp, mul,
+    #: sum_rows, sub, repeat, add ...: build_delta_net_autoregressive in
+    #: https://github.com/ggml-org/llama.cpp/blob/master/src/models/delta-net-base.cpp),
+    #: besides the convolution, gates and norms.
+    t_recurrent_layer_s: float = 0.00003
     #: KV-cache reads cost this many times their bytes at the weight-streaming rate (attention
     #: kernels read the cache less efficiently than matrix-vector products read weights).
     kv_read_factor: float = 1.5

@@ -48,7 +48,7 @@ def test_breakdown_explains_every_headline_number(app):
         assert page.locator(anchor).count() == 1
 
 
-def test_breakdown_names_the_batched_step_cost(app):
+def test_breakdown_names_the_batched_step_and_recurrent_layer_costs(app):
     """engine/decode.py: a step carrying several sequences launches its kernels one by one; the
     explain panel says what that costs (breakdown.batched_s) and says nothing for one sequence."""
     page, _log, _console = app
@@ -56,6 +56,10 @@ def test_breakdown_names_the_batched_step_cost(app):
     assert "Batched step" in page.inner_text('[data-testid="breakdown-decode"]')
     show(page, query(hw="rtx-4090", batch=1))
     assert "Batched step" not in page.inner_text('[data-testid="breakdown-decode"]')
+    assert "Recurrent layers" not in page.inner_text('[data-testid="breakdown-decode"]')
+    # A hybrid's gated-DeltaNet layers carry their own kernel chain (breakdown.recurrent_s).
+    show(page, query(hw="rtx-4090", model="qwen3.6-35b-a3b"))
+    assert "Recurrent layers" in page.inner_text('[data-testid="breakdown-decode"]')
 
 
 @pytest.mark.parametrize("kind", ["context", "models", "hardware", "batch"])

@@ -38,6 +38,7 @@ function decodeRows(e) {
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
     ["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`],
   );
+  if (b.recurrent_s > 0) rows.push(["Recurrent layers", `${fmt.duration(b.recurrent_s)} of that: the gated-DeltaNet or Mamba layers update their state with a chain of small kernels of their own`]);
   if (b.batched_s > 0) rows.push(["Batched step", `${fmt.duration(b.batched_s)} of that: a step carrying several sequences launches its kernels one by one (no graph replay), a host cost that a faster GPU does not shrink`]);
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
   if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token over ${b.interconnect}`]);
