@@ -9,6 +9,7 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
       + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
       + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]
+      [+ t_sync_thread * layers * threads on a CPU backend]
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
@@ -69,6 +70,7 @@ from .quant import KV_CODEBOOK_TYPES
 from .roofline import (
     bandwidth_bytes_s,
     clock_factor,
+    cpu_attention_rate,
     cpu_bandwidth,
     cpu_kernel,
     realised_bandwidth,
@@ -117,6 +119,10 @@ class StepFeatures:
     cpu_threads: int = 0
     cpu_cores: int = 0
     cpu_ccds: int = 0
+    #: Threads that meet at every graph node's barrier (CPU backends; 0 otherwise).
+    sync_threads: int = 0
+    #: The attention kernel's rate relative to flops_rate (a CPU's int8 path for a quantised cache).
+    attention_rate_factor: float = 1.0
     #: The matmul kernel's multiply-accumulate rate relative to flops_rate (CPU int8/BF16 paths).
     matmul_rate_factor: float = 1.0
     #: Layers with routed experts (each runs the routing kernels).
@@ -245,6 +251,8 @@ def step_features(
         cpu_threads=0 if device.bandwidth_measured else threads,
         cpu_cores=(device.cpu_cores or threads) if threads else 0,
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
+        sync_threads=threads,
+        attention_rate_factor=cpu_attention_rate(device, system.options.kv_quant) if threads else 1.0,
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
@@ -281,11 +289,15 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     weights_s = device_bytes / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
-    attention_s = (f.device_attention_flops / p.eta_attn_decode + f.device_kv_codebook_elements * p.kv_codebook_ops) / f.flops_rate
+    attention_s = (
+        f.device_attention_flops / (p.eta_attn_decode * f.attention_rate_factor) + f.device_kv_codebook_elements * p.kv_codebook_ops
+    ) / f.flops_rate
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
     batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
     recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * f.clock_factor
     fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + recurrent_s + batched_s
+    # CPU threads meet at a barrier after every graph node: a cost per layer that grows with them.
+    fixed_s += p.t_sync_thread_s * f.layers * f.sync_threads
     host_s = 0.0
     if f.host_bandwidth:
         hp = host or p

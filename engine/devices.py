@@ -100,17 +100,26 @@ def cpu_slice(device: Device, count: int, cores: bool, label: str) -> Device:
 MAX_SOCKETS = 8
 
 
-def cpu_sockets(device: Device, sockets: int) -> Device:
+def cpu_sockets(device: Device, sockets: int, one_socket: bool = False) -> Device:
     """A multi-socket server of ``device``: cores, threads, FLOPS and memory add up. Memory
     bandwidth does not: llama.cpp maps the weights once and the pages land on the node that first
     touches them (Linux first-touch placement), so threads on the other socket read across the
     socket link; llama.cpp's own ``--numa`` documentation calls multi-socket gains "not
     guaranteed". The calibration's dual-socket rows (2x Xeon Gold 6138, 2x Xeon E5-2690 v3)
-    decode below one socket's bandwidth, so the prior is one socket's bandwidth."""
+    decode below one socket's bandwidth, so the prior is one socket's bandwidth.
+
+    ``one_socket``: the threads run on one socket only (numactl -N 0, llama.cpp ``--numa
+    isolate``, or Windows before 11: a process stays in one processor group of at most 64
+    logical processors, and a NUMA node is never split across groups,
+    https://learn.microsoft.com/windows/win32/procthread/processor-groups; Windows 11 and Server
+    2022 spread a process over all groups, GetProcessGroupAffinity remarks). Then the cores,
+    FLOPS and clocks are one socket's; the memory of all sockets still holds the model."""
     if sockets == 1:
         return device
     if sockets > MAX_SOCKETS:
         raise EngineInputError(f"{device.name}: at most {MAX_SOCKETS} sockets", field="gpus")
+    if one_socket:
+        return replace(device, name=f"{sockets}x {device.name} (threads on one socket)", memory_gib=device.memory_gib * sockets)
     scale = lambda value: None if value is None else value * sockets  # noqa: E731
     return replace(
         device,

@@ -115,6 +115,9 @@ OPTIONS: tuple[Option, ...] = (
          extra={"unset": "its physical cores, the performance cores of a hybrid CPU"}),
     _int("gpus", 1, 1, MAX_GPUS, "identical devices used together; on a CPU, the sockets of one server",
          flag="--gpus", view="gpus", devices=("gpu", "cpu")),
+    Option("one_socket", "bool", False, "a multi-socket CPU server runs the threads on one socket (numactl -N 0, llama.cpp "
+           "--numa isolate, or Windows 10 and older on more than 64 logical processors: one processor group)",
+           flag="--one-socket", devices=("cpu",)),
     Option("split", "choice", "layer", "how several devices share the model", choices=SPLITS, flag="--split", view="split"),
     Option("nvlink", "bool", None, "NVLink bridges are fitted between the cards (bridged models only)", flag="--nvlink",
            devices=("gpu",)),

@@ -97,6 +97,14 @@ class BackendParams:
     #: to the I/O die, GB/s. Prior: Zen 4's GMI link reads 32 bytes per fabric clock, 64 GB/s at
     #: FCLK 2 GHz (https://chipsandcheese.com/p/amds-zen-4-part-2-memory-subsystem-and-conclusion).
     ccd_bw_gbs: float = 64.0
+    #: CPU backends: synchronisation cost of a decode step per layer per thread, seconds. ggml
+    #: ends every graph node (~20 per layer) with a barrier at which each thread increments one
+    #: shared counter: its cache line visits the threads one after another, ~20 core-to-core
+    #: transfers per thread and layer. Prior: 20 x ~100 ns (Intel MLC "L2->L2 HITM" latency
+    #: 80-180 ns on a Xeon 6980P, https://github.com/ikawrakow/ik_llama.cpp/discussions/201) = 2 us.
+    #: It is why a small model decodes slower with more threads (Ryzen 9 7950X, Llama 3.2 1B Q8_0:
+    #: 46.4 tok/s at 4 threads, 44.4 at 8, ik_llama.cpp discussion 164 rows).
+    t_sync_thread_s: float = 0.000002
 
     @classmethod
     def from_dict(cls, data: dict) -> BackendParams:

@@ -229,23 +229,49 @@ def cpu_kernel(device: Device, quant: QuantFormat) -> CpuKernel:
     half-precision FMA) 2x; F16 on x86 is converted to FP32 (F16C), 1x.
     """
     isa = set(cpu_isa(device))
-    weight = quant.weight_type
     if quant.compute_format == "int8" or quant.kind != "dense":
-        if "avx512-vnni" in isa or "amx" in isa:
-            return CpuKernel("int8 dot products (AVX-512 VNNI vpdpbusd)", 4.0)
-        if "avx-vnni" in isa:
-            return CpuKernel("int8 dot products (AVX-VNNI vpdpbusd)", 4.0)
-        if "avx512" in isa:
-            # Without VNNI the int8 kernels are the AVX2 ones (ik_llama.cpp's 512-bit path needs
-            # VNNI, HAVE_FANCY_SIMD), on half the vector width the FP32 figure counts.
-            return CpuKernel("int8 dot products (AVX2 vpmaddubsw on an AVX-512 core)", 1.0)
-        if "avx2" in isa:
-            return CpuKernel("int8 dot products (AVX2 vpmaddubsw)", 2.0)
-        if "i8mm" in isa:
-            return CpuKernel("int8 matrix multiply (Arm i8mm smmla)", 8.0)
-        if "dotprod" in isa:
-            return CpuKernel("int8 dot products (Arm sdot)", 4.0)
-        return CpuKernel("int8 widening multiplies (NEON / RVV)", 2.0)
+        return _int8_kernel(isa)
+    return _float_kernel(isa, quant.weight_type)
+
+
+def cpu_attention_kernel(device: Device, kv_type: str) -> CpuKernel:
+    """The kernel a CPU's attention scores (Q.K) run on: against a cache quantised to 8 or 4 bits
+    (q8_0, q4_0 ...) the queries are quantised to int8 and multiplied as int8 dot products, like
+    quantised weights (ik_llama.cpp ggml/src/iqk/fa/iqk_fa_templates.h compute_helper_q; ggml's
+    vec_dot of the cache type); an f16/bf16 cache goes through the 16-bit path, f32 FP32 FMA."""
+    isa = set(cpu_isa(device))
+    if kv_type in ("f16", "bf16"):
+        return _float_kernel(isa, kv_type)
+    if kv_type == "f32":
+        return CpuKernel("FP32 FMA", 1.0)
+    return _int8_kernel(isa)
+
+
+def cpu_attention_rate(device: Device, kv_type: str) -> float:
+    """Decode attention's rate relative to the FP32 FMA rate: the scores (half the FLOPs) on the
+    cache type's kernel, the weighted sum of V (the other half) in FP32 after unpacking V."""
+    return 2.0 / (1.0 + 1.0 / cpu_attention_kernel(device, kv_type).factor)
+
+
+def _int8_kernel(isa: set) -> CpuKernel:
+    if "avx512-vnni" in isa or "amx" in isa:
+        return CpuKernel("int8 dot products (AVX-512 VNNI vpdpbusd)", 4.0)
+    if "avx-vnni" in isa:
+        return CpuKernel("int8 dot products (AVX-VNNI vpdpbusd)", 4.0)
+    if "avx512" in isa:
+        # Without VNNI the int8 kernels are the AVX2 ones (ik_llama.cpp's 512-bit path needs
+        # VNNI, HAVE_FANCY_SIMD), on half the vector width the FP32 figure counts.
+        return CpuKernel("int8 dot products (AVX2 vpmaddubsw on an AVX-512 core)", 1.0)
+    if "avx2" in isa:
+        return CpuKernel("int8 dot products (AVX2 vpmaddubsw)", 2.0)
+    if "i8mm" in isa:
+        return CpuKernel("int8 matrix multiply (Arm i8mm smmla)", 8.0)
+    if "dotprod" in isa:
+        return CpuKernel("int8 dot products (Arm sdot)", 4.0)
+    return CpuKernel("int8 widening multiplies (NEON / RVV)", 2.0)
+
+
+def _float_kernel(isa: set, weight: str) -> CpuKernel:
     if weight == "bf16" and ("avx512-bf16" in isa or "amx" in isa):
         return CpuKernel("BF16 dot products (AVX-512 BF16 vdpbf16ps)", 2.0)
     if weight == "bf16" and "bf16" in isa:

@@ -270,7 +270,7 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     gpus = options.gpus
     if gpus > 1 and device.kind == "cpu":
         # Several CPUs are the sockets of one server, one device to the physics.
-        device, gpus = cpu_sockets(device, gpus), 1
+        device, gpus = cpu_sockets(device, gpus, options.one_socket), 1
     if gpus > 1 and not OPTION["gpus"].applies_to(device.kind):
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
     _check_links(options, device)

@@ -9,7 +9,8 @@ the physics alone; a row is never looked up in measured data.
 Row conditions the source states in ``notes`` are inputs of the experiment and are read from
 there: ``threads=`` (CPU threads), ``n_ubatch=`` / ``-ub`` (micro-batch), ``kv=`` / ``-ctk`` (KV
 type), ``kind=single_stream_wall`` (a server's wall rate, which includes the TTFT of
-``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes). Conditions the physics does not model (a power cap, an old build) are not
+``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes), an operating system before Windows 11 on
+a multi-socket server (its threads ran on one socket, ``one_socket``). Conditions the physics does not model (a power cap, an old build) are not
 read: their rows show up as residuals, and docs/calibration.md discusses them.
 """
 
@@ -27,7 +28,7 @@ from ..errors import EngineInputError
 from ..kvcache import kv_read_elements
 from ..params import BackendParams
 from ..prefill import PrefillFeatures, prefill_features, prefill_time_from
-from ..system import System, build_system
+from ..system import System, build_system, resolve_device
 
 COLUMNS = (
     "source_id", "hardware", "n_devices", "split_mode", "model", "params_b", "active_params_b", "quant",
@@ -99,6 +100,25 @@ def llama_cpp_build(row: dict) -> int | None:
     return int(found.group(1)) if found else None
 
 
+#: Windows before 11 / Server 2022 keeps a process in one processor group (engine/devices.py
+#: cpu_sockets): a row that names one of them ran its threads on one socket of a bigger server.
+OLD_WINDOWS = re.compile(r"\bWindows (?:7|8(?:\.1)?|10|Server 20(?:08|12|16|19))\b")
+#: Logical processors a Windows processor group holds at most.
+PROCESSOR_GROUP = 64
+
+
+def one_processor_group(hardware: str, sockets: int, notes: str) -> bool:
+    """A multi-socket row measured on Windows before 11 with more logical processors than one
+    processor group holds: the process ran on one group, one socket."""
+    if not OLD_WINDOWS.search(notes):
+        return False
+    try:
+        device = resolve_device(hardware)
+    except EngineInputError:
+        return False
+    return (device.cpu_threads or 0) * sockets > PROCESSOR_GROUP
+
+
 def row_request(row: dict) -> dict:
     """The estimate request describing the set-up a measured row ran."""
     notes = row.get("notes", "")
@@ -134,6 +154,8 @@ def row_request(row: dict) -> dict:
     threads = _note(notes, r"\bthreads=(\d+)")
     if threads and row["backend"] == "cpu":
         request["threads"] = int(threads)
+    if row["backend"] == "cpu" and request["gpus"] > 1 and one_processor_group(row["hardware"], request["gpus"], notes):
+        request["one_socket"] = True
     ubatch = _note(notes, r"(?:n_ubatch=|-ub )(\d+)")
     if ubatch:
         request["ubatch"] = int(ubatch)
