@@ -202,6 +202,8 @@ def estimate(request: dict) -> dict:
             "prefill_compute_s": prefill.compute_s,
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
+            "prefill_experts_s": prefill.experts_s,
+            "prefill_dispatch_s": prefill.dispatch_s,
             "prefill_flops": prefill.matmul_flops + prefill.attention_flops,
             "first_step_s": first_step.total_s,
         },

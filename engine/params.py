@@ -82,7 +82,9 @@ class BackendParams:
     eta_attn_decode: float = 0.1
     #: Fixed cost per prompt-processing micro-batch (graph build, launches), seconds.
     t_ubatch_s: float = 0.01
-    #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds.
+    #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds, on CPU
+    #: backends; on GPUs the experts' tile-padded roofline and routing traffic (engine/moe.py)
+    #: take its place.
     t_moe_layer_s: float = 0.002
     #: Multiplier on the latency part of the interconnect time of row/tensor splits (parallel.py's
     #: priors): an engine's split implementation can be better or worse than NCCL all-reduces.

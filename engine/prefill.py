@@ -4,14 +4,18 @@ The prompt is processed in micro-batches of ``ubatch`` tokens (llama.cpp ``-ub``
 default). Each micro-batch is a set of matrix multiplications over all active weights (compute
 bound on big batches) and reads every weight it touches once (the memory bound small prompts hit):
 
-    t = max(compute, memory) + micro-batches * (t_ubatch + MoE layers * t_moe_layer)  [+ interconnect]
+    t = max(compute, memory) + experts + dispatch + micro-batches * (t_ubatch + MoE layers * t_moe_layer)
     compute = (2 * params per token * tokens + attn_cost * attention FLOPs) / (matmul FLOPS * eta_pp)
     memory  = micro-batches * (weights touched + KV cache) / (BW * eta_bw)
 
-Mixture-of-experts layers add a fixed cost per micro-batch (routing: sorting tokens by expert and
-gathering them, a host synchronisation in llama.cpp's CUDA path), which is why MoE models prefill
-short prompts far below their FLOP rate. Attention FLOPs grow with tokens x (depth + tokens/2) per
-layer (causal); without flash attention
+On GPUs the routed experts of a mixture-of-experts model are a roofline of their own (moe.py):
+each expert multiplies only the few tokens routed to it, so its matmul reads the expert's weights
+for a handful of columns and is bandwidth-bound where the attention and dense layers are
+compute-bound; the two kinds of kernels run one after the other, so their times add. Routing
+moves every (token, expert) slot's activations through memory (gather, quantise, scatter, weighted
+sum): bytes that grow with tokens x active experts, at the device's bandwidth. CPU backends
+keep a fixed cost per MoE layer and micro-batch instead. Attention FLOPs grow with tokens x
+(depth + tokens/2) per layer (causal); without flash attention
 they cost more (the score matrix goes through memory). Offloaded weights are copied to the GPU
 for every micro-batch over PCIe (llama.cpp offloads big batches' matmuls to the GPU), so PCIe,
 not the CPU, bounds prefill under offload. TTFT = prefill of the uncached part of the prompt + one
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
+from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work
 from .parallel import pcie_link, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
@@ -65,6 +70,8 @@ class PrefillFeatures:
     cpu_tiled_codebook_weights: float = 0.0
     tokens: int = 0
     vector_rate: float = 0.0
+    #: GPU backends: the routed experts' part of the work, a roofline of its own (moe.py).
+    experts: ExpertWork = ExpertWork()
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,13 @@ class PrefillTime:
     fixed_s: float
     matmul_flops: float
     attention_flops: float
+    #: Routed experts' matmuls (their own roofline) and the routing's activation traffic.
+    experts_s: float = 0.0
+    dispatch_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.compute_s, self.memory_s) + self.transfer_s + self.fixed_s
+        return max(self.compute_s, self.memory_s) + self.experts_s + self.dispatch_s + self.transfer_s + self.fixed_s
 
 
 def pipeline_factor(tokens: int, ubatch: int, nbatch: int, stages: int) -> float:
@@ -166,6 +176,14 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     resident_share = placement.gpu_bytes / max(placement.gpu_bytes + placement.host_bytes, 1.0)
     kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
+    experts = ExpertWork()
+    if system.backend != "cpu":
+        # llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py).
+        tile = 0
+        if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf":
+            cc = system.device.cuda_compute_capability
+            tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
+        experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile)
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
@@ -194,13 +212,16 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         cpu_tiled_codebook_weights=cpu_paths[3],
         tokens=total_tokens,
         vector_rate=vector_rate,
+        experts=experts,
     )
 
 
 def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
     matmul_cost = p.pp_quant_cost if f.quantized else 1.0
-    compute_s = (f.dense_flops * matmul_cost + attn_cost * f.attention_flops) / (f.matmul_rate * p.eta_pp)
+    rate = f.matmul_rate * p.eta_pp
+    work = f.experts
+    compute_s = ((f.dense_flops - work.flops) * matmul_cost + attn_cost * f.attention_flops) / rate
     if f.vector_rate:
         # CPU kernels unpack quantised weights on the vector units between the multiply-adds:
         # per token in a row-by-row vec_dot, once per tile of columns in a tiled GEMM (the same
@@ -210,10 +231,14 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
             + (f.cpu_tiled_weights * p.dequant_ops + f.cpu_tiled_codebook_weights * p.codebook_ops) / CPU_TILE_COLUMNS
         )
         compute_s += f.tokens * ops / f.vector_rate
-    memory_s = f.memory_bytes / realised_bandwidth(f.bandwidth, p, f.unified_memory)
-    fixed_s = f.micro_batches * (p.t_ubatch_s + f.moe_layers * p.t_moe_layer_s)
+    bandwidth = realised_bandwidth(f.bandwidth, p, f.unified_memory)
+    memory_s = (f.memory_bytes - work.weight_bytes) / bandwidth
+    experts_s = max(work.padded_flops * matmul_cost / rate, work.weight_bytes / bandwidth)
+    dispatch_s = work.dispatch_bytes / bandwidth
+    moe_fixed = 0.0 if work.dispatch_bytes else f.moe_layers * p.t_moe_layer_s
+    fixed_s = f.micro_batches * (p.t_ubatch_s + moe_fixed)
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops)
+    return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

@@ -64,6 +64,10 @@ function prefillRows(e, request, device) {
     ["Compute time", `${fmt.duration(b.prefill_compute_s)} at a fitted share of ${fmt.tflops(device?.fp16_tflops)} FP16${e.hardware.gpus > 1 ? ` per device × ${e.hardware.gpus}` : ""}`],
   ];
   if (b.prefill_memory_s > 0) rows.push(["Reading the weights", `${fmt.duration(b.prefill_memory_s)} (per batch of prompt tokens)`]);
+  if (b.prefill_experts_s > 0) {
+    rows.push(["Routed experts", `${fmt.duration(b.prefill_experts_s)}: each expert multiplies only the tokens routed to it, so its weights are read for a few tokens at a time (added to the rest)`]);
+    rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
+  }
   if (b.prefill_transfer_s > 0) rows.push(["Copying offloaded weights", `${fmt.duration(b.prefill_transfer_s)}`]);
   rows.push(["Prefill", `${fmt.duration(b.prefill_s)} → ${fmt.rate(e.prefill_tps)} tok/s`]);
   rows.push(["First token", `prefill + one decode step (${fmt.duration(b.first_step_s)}) = ${fmt.duration(e.ttft_s)}`]);

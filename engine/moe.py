@@ -1,0 +1,122 @@
+"""Mixture-of-experts prompt processing on GPUs: the routed experts' roofline and routing traffic.
+
+llama.cpp runs a MoE layer's routed experts as one ``mul_mat_id`` per projection: it sorts the
+micro-batch's (token, expert) slots by expert, gathers and quantises each slot's activations,
+multiplies every touched expert's weights with the columns routed to it, and sums the chosen
+experts' outputs weighted by the router (ggml/src/ggml-cuda/mmq.cu, ``ggml_cuda_mul_mat_q`` with
+``ids``: ``ggml_cuda_launch_mm_ids_helper``, ``quantize_scatter_mmq_q8_1_cuda``;
+https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/mmq.cu). Two consequences
+for the physics (prefill.py):
+
+* An expert multiplies only tokens x top-k / experts columns per micro-batch (32 for Qwen3-30B-A3B
+  at -ub 512), so its matmul reads its weights for a few columns: bandwidth-bound on any GPU whose
+  FLOP/byte ratio exceeds that, while the attention and dense layers of the same micro-batch are
+  compute-bound. The kernels run one after the other, so the experts' time adds to the rest:
+  ``max(expert FLOPs / rate, expert bytes / bandwidth)`` on top of the dense part's own roofline.
+* The tile width of those matmuls is chosen for the whole micro-batch, not per expert:
+  ``mul_mat_q_case`` picks the column tile ``mmq_x`` (8..128 in steps of 8) that covers
+  ``ncols_max``, and for ``mul_mat_id`` that is the micro-batch's token count, so in prefill every
+  touched expert computes whole 128-column tiles (``get_mmq_x_max_host``: 128 on Turing and later
+  tensor cores, AMD WMMA and MFMA; 64 with dp4a) however few tokens it got (mmq.cuh,
+  https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/mmq.cuh). An expert with 16
+  tokens in a 128-wide tile does 8x the useful multiply-adds: models with many small experts
+  (Qwen3.5/3.6-35B-A3B: 256 experts, top-8) waste most, few big experts (gpt-oss: 32, top-4)
+  little. The padded FLOPs are :func:`padded_columns`.
+* Every slot's activations go through memory several times: quantised to q8_1 for the gate and
+  up projections (1.125 bytes per value, ``block_q8_1_mmq``), their F32 outputs written and read
+  by the gated activation, its output quantised for the down projection, the down projection's
+  F32 output written and read again by the weighted sum. Per slot that is about
+  ``SLOT_BYTES_PER_HIDDEN`` x hidden + ``SLOT_BYTES_PER_FFN`` x the expert's intermediate size,
+  a cost that grows with tokens x active experts and runs at the device's bandwidth (so a fast
+  card pays it faster), where a fixed cost per MoE layer would not.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .arch import Architecture
+from .weights import WeightProfile
+
+#: Bytes per (token, expert) slot per unit of hidden size: the q8_1 copy of the input (1.125),
+#: the down projection's F32 output written (4) and read by the weighted sum (4).
+SLOT_BYTES_PER_HIDDEN = 1.125 + 4 + 4
+#: ... and per unit of the expert's intermediate size: gate and up F32 outputs written (2 x 4)
+#: and read by the activation (2 x 4), its output written (4), read (4) and quantised (1.125).
+SLOT_BYTES_PER_FFN = 8 + 8 + 4 + 4 + 1.125
+
+
+#: Column tile of llama.cpp's quantised matmul kernels on matrix cores (CUDA tensor cores from
+#: Turing, AMD WMMA and MFMA): ``get_mmq_x_max_host`` in mmq.cuh.
+MMQ_TILE_COLUMNS = 128
+#: NVIDIA compute capability from which MMQ runs on int8 tensor cores (``turing_mma_available``);
+#: older cards use dp4a and at most 64-column tiles.
+TURING = 7.5
+#: Tile granularity of ``mul_mat_q_case``'s search (mmq_x += 8).
+MMQ_TILE_STEP = 8
+
+
+@lru_cache(maxsize=512)
+def padded_columns(tokens: int, share: float, tile_max: int) -> float:
+    """Expected columns one expert computes in a micro-batch of ``tokens`` tokens when each token
+    picks it with probability ``share``: whole tiles of the width the kernel picks for the
+    micro-batch (the token count rounded up to the tile step, at most ``tile_max``). The tokens an
+    expert gets are binomial; the expectation of ceil(X / tile) x tile is summed over its
+    distribution."""
+    if tokens <= 0 or share <= 0:
+        return 0.0
+    tile = min(tile_max, math.ceil(tokens / MMQ_TILE_STEP) * MMQ_TILE_STEP)
+    if share >= 1:
+        return math.ceil(tokens / tile) * tile
+    expected = 0.0
+    probability = (1 - share) ** tokens  # P(X = 0)
+    ratio = share / (1 - share)
+    for count in range(1, tokens + 1):
+        probability *= ratio * (tokens - count + 1) / count
+        expected += probability * math.ceil(count / tile)
+        if count > tokens * share and probability < 1e-12:
+            break
+    return expected * tile
+
+
+@dataclass(frozen=True)
+class ExpertWork:
+    """The routed experts' share of a prefill, over all micro-batches."""
+
+    flops: float = 0.0  # useful matmul FLOPs of the routed experts (part of the prefill's dense FLOPs)
+    padded_flops: float = 0.0  # what the kernels compute: whole column tiles per touched expert
+    weight_bytes: float = 0.0  # their weights read, once per micro-batch per touched expert
+    dispatch_bytes: float = 0.0  # activations moved per (token, expert) slot
+
+
+def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
+    """Intermediate size of one routed expert (its gate, up and down matrices are
+    hidden x intermediate each)."""
+    per_expert = profile.expert_params / max(profile.expert_layers * arch.n_experts, 1)
+    return per_expert / (3 * arch.hidden_size)
+
+
+def expert_work(
+    arch: Architecture, profile: WeightProfile, tokens: int, micro_batches: int, touched_bytes: float, tile: int = 0
+) -> ExpertWork:
+    """Routed-expert work of prefilling ``tokens`` tokens in ``micro_batches`` micro-batches, where
+    each micro-batch reads ``touched_bytes`` of expert weights (weights.distinct_expert_fraction);
+    ``tile`` is the kernels' widest column tile (0: no tile padding modelled)."""
+    if not arch.is_moe or not profile.expert_layers:
+        return ExpertWork()
+    share = arch.experts_per_token / arch.n_experts
+    flops = 2 * profile.expert_params * share * tokens
+    padded = flops
+    if tile:
+        per_batch = math.ceil(tokens / micro_batches)
+        padded = max(flops, 2 * profile.expert_params * padded_columns(per_batch, share, tile) * micro_batches)
+    slots = tokens * arch.experts_per_token * profile.expert_layers
+    per_slot = SLOT_BYTES_PER_HIDDEN * arch.hidden_size + SLOT_BYTES_PER_FFN * expert_intermediate(arch, profile)
+    return ExpertWork(
+        flops=flops,
+        padded_flops=padded,
+        weight_bytes=micro_batches * touched_bytes,
+        dispatch_bytes=slots * per_slot,
+    )
