@@ -178,9 +178,12 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
     experts = ExpertWork()
     if system.backend != "cpu":
-        # llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py).
+        # Mainline llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py);
+        # ik_llama.cpp runs MoE kernels of its own.
         tile = 0
-        if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf":
+        lineage = system.engine.lineage()
+        mainline = "llama-cpp" in lineage and "ik-llama-cpp" not in lineage
+        if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
             cc = system.device.cuda_compute_capability
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
         experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile)
