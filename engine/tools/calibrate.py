@@ -221,14 +221,19 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     }
     if cross_validated:
         resolved = [c for c in cases if c.resolved]
-        errors = cross_validate(resolved, result, [c.system.device.id for c in resolved])
-        by_key: dict = defaultdict(lambda: {"tg": [], "pp": []})
-        for case, error in zip(resolved, errors):
-            by_key[case.key][case.test].append(error)
-        for key, entry in backends.items():
-            entry["in_sample"] = entry["residuals"]
-            entry["residuals"] = {test: _error_stats(v) for test, v in by_key[key].items() if v}
+        record_held_out(backends, resolved, cross_validate(resolved, result, [c.system.device.id for c in resolved]))
     return result
+
+
+def record_held_out(backends: dict, resolved: list[Case], errors: list[float]) -> None:
+    """Each key's error statistics become its in-sample ones, and its held-out-device errors
+    (``errors``, one per resolved case) its ``residuals``, the ranges' source."""
+    by_key: dict = defaultdict(lambda: {"tg": [], "pp": []})
+    for case, error in zip(resolved, errors):
+        by_key[case.key][case.test].append(error)
+    for key, entry in backends.items():
+        entry["in_sample"] = entry["residuals"]
+        entry["residuals"] = {test: _error_stats(v) for test, v in by_key[key].items() if v}
 
 
 def _error_stats(log_errors: list[float]) -> dict:

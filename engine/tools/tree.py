@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from ..params import PRIORS, BackendParams
-from .calibrate import _error_stats, _rounded, residual_stats
+from .calibrate import _rounded, record_held_out, residual_stats
 from .score import Case
 from .shared import BOUNDS, CANDIDATES, DEFAULT, ENGINE_SPECIFIC, NAMES, Problem, Solution, Structure, conditioning, fold
 from .shared import fit as shared_fit
@@ -95,13 +95,7 @@ def fit_tree(cases: list[Case], structure: Structure = DEFAULT, cross_validated:
         "backends": backends,
     }
     if cross_validated:
-        errors = cross_validate_tree(resolved, result, [c.system.device.id for c in resolved], parts)
-        by_key: dict = defaultdict(lambda: {"tg": [], "pp": []})
-        for case, error in zip(resolved, errors):
-            by_key[case.key][case.test].append(error)
-        for key, entry in backends.items():
-            entry["in_sample"] = entry["residuals"]
-            entry["residuals"] = {test: _error_stats(v) for test, v in by_key[key].items() if v}
+        record_held_out(backends, resolved, cross_validate_tree(resolved, result, [c.system.device.id for c in resolved], parts))
     return result
 
 
