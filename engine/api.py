@@ -14,8 +14,8 @@ from .errors import EngineInputError
 from .measured import find
 from .parallel import link
 from .memory import MemoryNeed
-from .prefill import prefill_time
-from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel
+from .prefill import attention_slowdown, prefill_time
+from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
 from .speculative import check_draft, plan
 from .stream import stream_schedule
 from .system import System, build_system
@@ -202,6 +202,7 @@ def estimate(request: dict) -> dict:
             "prefill_compute_s": prefill.compute_s,
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
+            "prefill_attention_slowdown": attention_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
             "prefill_experts_s": prefill.experts_s,
             "prefill_dispatch_s": prefill.dispatch_s,
             "prefill_flops": prefill.matmul_flops + prefill.attention_flops,

@@ -138,6 +138,25 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
     return untiled, untiled_cb, tiled, tiled_cb
 
 
+#: First llama.cpp build whose flash-attention kernel runs on AMD RDNA4's WMMA matrix cores:
+#: PR 18481 ("HIP: add fattn-mma-f16 for RDNA4", https://github.com/ggml-org/llama.cpp/pull/18481)
+#: was benchmarked against b7653 as its base on 2026-01-12. Before it, prefill attention on ROCm
+#: runs the tile kernel on the shader ALUs (fattn.cu: "If there are no tensor cores available,
+#: use the generic tile kernel"), at the packed-FP16 rate of twice the FP32 figure.
+AMD_MATRIX_FA_BUILD = 7654
+
+
+def attention_slowdown(system: System, matmul_rate: float) -> float:
+    """How many times slower prefill attention runs than the matrix rate: >1 only on ROCm with a
+    stated llama.cpp build older than AMD_MATRIX_FA_BUILD, on a GPU whose matrix units outrun
+    its packed FP16 ALUs (RDNA4: 4x FP32, so 2x; RDNA3's WMMA runs at its ALUs' rate: 1)."""
+    build = system.options.llama_cpp_build
+    fp32 = system.device.fp32_tflops
+    if system.backend != "rocm" or build is None or build >= AMD_MATRIX_FA_BUILD or not fp32 or not system.flash_attn:
+        return 1.0
+    return max(1.0, matmul_rate / (2 * fp32 * 1e12))
+
+
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
     """Features of processing ``tokens`` new tokens per sequence after ``depth`` cached ones."""
     arch = system.arch
@@ -154,6 +173,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     attn_flops = sequences * attention_flops(arch, tokens, depth)
 
     rate = matmul_flops(system.device, system.quant, system.backend)
+    # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
+    attn_flops *= attention_slowdown(system, rate)
     cpu_paths = (0.0, 0.0, 0.0, 0.0)
     vector_rate = 0.0
     if system.backend == "cpu":

@@ -148,6 +148,8 @@ def row_request(row: dict) -> dict:
     build = llama_cpp_build(row)
     if row["engine"] == "llama.cpp" and build is not None and build < LEGACY_LLAMA_CPP_BUILD:
         request["engine"] = "llama.cpp (before mid-2024)"
+    elif row["engine"] == "llama.cpp" and build is not None:
+        request["llama_cpp_build"] = build
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"

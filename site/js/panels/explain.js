@@ -64,6 +64,9 @@ function prefillRows(e, request, device) {
     ["Compute time", `${fmt.duration(b.prefill_compute_s)} at a fitted share of ${fmt.tflops(device?.fp16_tflops)} FP16${e.hardware.gpus > 1 ? ` per device × ${e.hardware.gpus}` : ""}`],
   ];
   if (b.prefill_memory_s > 0) rows.push(["Reading the weights", `${fmt.duration(b.prefill_memory_s)} (per batch of prompt tokens)`]);
+  if (b.prefill_attention_slowdown > 1) {
+    rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this GPU came after b7653): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);
+  }
   if (b.prefill_experts_s > 0) {
     rows.push(["Routed experts", `${fmt.duration(b.prefill_experts_s)}: each expert multiplies only the tokens routed to it, so its weights are read for a few tokens at a time (added to the rest)`]);
     rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
