@@ -98,7 +98,7 @@ def fresh_output_dir(out: Path) -> None:
 #: The catalog fields the page uses (pickers, search, notes, prices); sources stay in data/ and
 #: in the engine bundle, which keeps the page's first download small.
 PAGE_FIELDS = {
-    "hardware": ("id", "name", "aliases", "vendor", "family", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", "launch_price_usd", "street_price", "nvlink_cards", "nvlink_bridge", "backend"),
+    "hardware": ("id", "name", "aliases", "vendor", "family", "kind", "memory_gib", "bandwidth_gbs", "fp16_tflops", "launch_price_usd", "street_price", "nvlink_cards", "nvlink_bridge", "backend", "engine_id"),
     "models": ("id", "name", "aliases", "family", "org", "params_b", "active_params_b", "layers", "moe", "experts",
                "experts_per_token", "max_context", "reasoning", "tokenizer", "quants"),
     "quants": ("id", "name", "kind", "bits_per_weight", "backends"),

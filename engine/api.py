@@ -11,7 +11,7 @@ import math
 from .catalog import GB
 from .decode import ceiling_tps, run_mean_step, step_at
 from .errors import EngineInputError
-from .measured import find
+from .measured import find, measured_kinds
 from .parallel import link
 from .memory import MemoryNeed
 from .prefill import attention_slowdown, prefill_time
@@ -97,12 +97,21 @@ def _waits(system: System, draft: System | None, ttft_s: float) -> tuple[float, 
     return visible, visible + _generation_s(system, draft, start + o.reasoning_tokens, o.gen_tokens - 1)
 
 
-def _tier(system: System, measured: dict) -> str:
+def _tier(system: System, measured: dict) -> tuple[str, str]:
     """measured: a benchmark of this very set-up exists; calibrated: this engine/backend was
-    fitted on measurements; projected: neither (borrowed parameters or priors)."""
+    fitted on measurements of this kind of weight format (GGUF, AWQ, MLX ...: each kind runs its own
+    kernels); projected: neither (borrowed parameters, priors, or a fit made on other kernels)."""
     if measured.get("decode") or measured.get("prefill"):
-        return "measured"
-    return "calibrated" if system.params.own_fit else "projected"
+        return "measured", ""
+    if not system.params.own_fit:
+        return "projected", (f"there are no measurements of {system.engine.name} on {system.backend} yet, so this is the "
+                             f"physics with efficiencies borrowed from {system.params.key}")
+    kinds = measured_kinds(system.engine.id, system.backend)
+    if system.quant.kind not in kinds:
+        return "projected", (f"{system.engine.name} on {system.backend} was fitted on {', '.join(sorted(kinds)).upper()} "
+                             f"weights only; none of those measurements ran {system.quant.kind.upper()} ({system.quant.name}), "
+                             f"whose kernels differ, so this borrows that fit's efficiencies")
+    return "calibrated", ""
 
 
 def _measured(system: System, run_start: int) -> dict:
@@ -146,6 +155,7 @@ def estimate(request: dict) -> dict:
     _need, verdict, memory = _memory(system, draft_bytes)
     empty_step = step_at(system, 0, 1)
     measured = _measured(system, run_start)
+    tier, tier_reason = _tier(system, measured)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
     result = {
@@ -161,7 +171,9 @@ def estimate(request: dict) -> dict:
         "total_s": total_s,
         "fit": verdict,
         "memory": memory,
-        "tier": _tier(system, measured),
+        "tier": tier,
+        #: Why a projection is one (empty for the other tiers): the page says it under the tier.
+        "tier_reason": tier_reason,
         "measured": measured,
         "hardware": system.device.summary() | {"gpus": system.gpus},
         "model": {

@@ -15,6 +15,8 @@ KINDS = ("hardware", "models", "quants", "engines")
 
 
 def _hardware() -> list[dict]:
+    from .system import resolve_engine  # listing is imported by system's importers; resolve late
+
     out = []
     for device in load_hardware().values():
         out.append(
@@ -33,6 +35,8 @@ def _hardware() -> list[dict]:
                 "fp16_tflops": device.fp16_tflops,
                 "backend": device.backend,
                 "engine": device.engine,
+                # The usual engine's id: the page's KV picker offers that engine's cache types.
+                "engine_id": resolve_engine(device.engine).id,
                 "launch_price_usd": device.launch_price_usd,
                 "launch_year": device.launch_year,
                 "street_price": device.street_price,

@@ -80,3 +80,20 @@ def find(system, test: str, tokens: int, depth: int) -> dict | None:
         "source_id": best["source_id"],
         "source": "data/calibration/SOURCES.md",
     }
+
+
+@cache
+def measured_kinds(engine_id: str, backend: str) -> frozenset[str]:
+    """The weight-format kinds (quants.toml ``kind``: gguf, awq, fp8 ...) of the calibration rows of
+    one engine on one backend. A fit only speaks for the kernels its rows ran: vLLM's rows are all
+    AWQ/FP8/NVFP4/16-bit safetensors, so a GGUF run on vLLM (its own GGUF dequantising path) is a
+    projection even though vllm/cuda has a fit."""
+    from .quant.formats import load_quants
+
+    # Points name formats as the estimates do (QuantFormat.name), so the lookup is by that name.
+    kind_of = {quant.name: quant.kind for quant in load_quants().values()}
+    return frozenset(
+        kind_of[quant]
+        for _hardware, _model, quant, engine, row_backend, *_rest in _rows()[1]
+        if engine == engine_id and row_backend == backend and quant in kind_of
+    )

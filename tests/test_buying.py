@@ -70,7 +70,11 @@ def test_a_street_price_of_a_system_sold_in_several_sizes_names_its_size():
 def test_only_discrete_desktop_workstation_and_server_cards_are_built_up():
     devices = load_hardware()
     assert buying.max_cards(devices["rtx-3090"]) == buying.MAX_BUILD_CARDS == 4
-    assert buying.max_cards(devices["h100-sxm"]) == 4
+    # SXM modules come on 4- or 8-GPU baseboards, never as loose cards; superchips stay single.
+    for sxm in ("h100-sxm", "a100-sxm-80gb", "h200-sxm", "b200", "v100-sxm2-32gb"):
+        assert tuple(buying.build_counts(devices[sxm])) == buying.SXM_BOARD_CARDS == (4, 8), sxm
+    assert tuple(buying.build_counts(devices["gh200"])) == (1,)
+    assert tuple(buying.build_counts(devices["h100-pcie"])) == (1, 2, 3, 4)
     assert buying.max_cards(devices["rtx-4090-laptop"]) == 1
     assert buying.max_cards(devices["apple-m3-ultra-80c-512gb"]) == 1
     assert buying.max_cards(devices["dgx-spark"]) == 1

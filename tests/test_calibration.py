@@ -107,6 +107,21 @@ def test_a_measured_set_up_shows_its_measurement_beside_the_prediction():
     assert result["decode_tps"] != result["measured"]["decode"]["tokens_per_s"]
 
 
+def test_a_fit_speaks_only_for_the_weight_kinds_its_rows_ran():
+    """Issue 14: vLLM's calibration rows are AWQ/FP8/NVFP4/16-bit safetensors; a GGUF on vLLM runs
+    other kernels, so it is projected (and says why), while AWQ on the same card is calibrated."""
+    from engine import estimate
+    from engine.measured import measured_kinds
+
+    assert "gguf" not in measured_kinds("vllm", "cuda") and "awq" in measured_kinds("vllm", "cuda")
+    base = {"hardware": "RTX 4090", "model": "Qwen2.5 7B", "engine": "vllm"}
+    gguf = estimate(base | {"quant": "Q4_K_M"})
+    assert gguf["tier"] == "projected" and "GGUF" in gguf["tier_reason"]
+    awq = estimate(base | {"quant": "AWQ-4bit"})
+    assert awq["tier"] == "calibrated" and awq["tier_reason"] == ""
+    assert estimate(base | {"quant": "Q4_K_M", "engine": "llama.cpp"})["tier"] == "calibrated"
+
+
 def test_ranges_come_from_leave_one_device_out_errors():
     """Issue 12: the range the page shows around a number comes from that engine/backend's rows
     predicted without their device (fit.json ``residuals``), not from the in-sample fit

@@ -71,6 +71,23 @@ def test_a_mac_is_offered_mlx_formats_and_caches(app):
     assert "mlx-4bit" in kvs and "tq3.5" in kvs and "fp8" not in kvs
 
 
+def test_kv_types_follow_the_engine_not_only_the_backend(app):
+    """engines.toml states each engine's KV cache types: on one CUDA card llama.cpp offers q8_0 and
+    no fp8, vLLM fp8 and no q8_0 (the picker once offered every type some CUDA engine has)."""
+    page, _log, _console = app
+    show(page, query(hw="rtx-4090", model="llama-3.1-8b", quant="Q4_K_M"))
+    set_show_all(page, False)
+    kvs = [value for value, _t, _r in options(page, '[data-testid="kv-select"]')]
+    assert "q8_0" in kvs and "fp8" not in kvs
+    show(page, query(hw="rtx-4090", model="llama-3.1-8b", quant="AWQ-4bit", engine="vllm"))
+    set_show_all(page, False)
+    kvs = [value for value, _t, _r in options(page, '[data-testid="kv-select"]')]
+    assert "fp8" in kvs and "q8_0" not in kvs
+    set_show_all(page, True)
+    text = dict((v, t) for v, t, _r in options(page, '[data-testid="kv-select"]'))["q8_0"]
+    assert "vLLM offers" in text
+
+
 def test_custom_hardware_names_its_backend_and_shows_cpu_fields_for_a_cpu_only(app):
     page, _log, _console = app
     show(page, query(hw="custom", hw_name="Arc B580", hw_mem=12, hw_bw=456, hw_tf=100, model="llama-3.1-8b", quant="Q4_K_M"))

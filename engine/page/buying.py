@@ -7,6 +7,11 @@
   memory chip is one machine; several CPUs are a server's sockets, not a build of parts). A build
   is estimated with ``gpus = N`` and the view's split, slots and NVLink setting, so it pays the
   engine's own multi-card physics (engine/parallel.py); nothing here scales a speed.
+- SXM modules (NVLink built into the board, no bridge, an NVSwitch domain of 4 to 8) are not sold as
+  loose cards: they come on HGX/DGX baseboards of 4 or 8 GPUs, so their builds are 4 and 8
+  (:data:`SXM_BOARD_CARDS`). The catalog has no baseboard price, so they carry none and a search
+  with a budget leaves them out. Superchips whose NVLink domain is a rack (GH200, GB200: 72 or
+  more) stay single: one superchip is one machine, and racks are beyond the estimate.
 """
 
 from __future__ import annotations
@@ -24,9 +29,21 @@ BUILD_FORM_FACTORS = ("desktop", "workstation", "datacenter")
 MAX_BUDGET_USD = 10_000_000
 
 
+#: The GPU counts of the baseboards SXM modules come on: "HGX ... integrating 4 or 8 high-performance
+#: GPUs" (https://knowledgebase.rackmountnts.com/blog/what-is-hgx-platform/); HGX H100 4-GPU and
+#: 8-GPU (https://developer.nvidia.com/blog/introducing-nvidia-hgx-h100-an-accelerated-server-platform-for-ai-and-high-performance-computing/).
+SXM_BOARD_CARDS = (4, 8)
+
+
+def is_board_module(device: Device) -> bool:
+    """An SXM module: its NVLink is built into the board (no bridge) and joins a baseboard's 4 to 8 GPUs."""
+    return bool(device.kind == "gpu" and device.nvlink_gbs and not device.nvlink_bridge
+                and SXM_BOARD_CARDS[0] <= (device.nvlink_cards or 0) <= SXM_BOARD_CARDS[-1])
+
+
 def max_cards(device: Device) -> int:
     """How many identical devices a build of this one may have."""
-    return MAX_BUILD_CARDS if device.kind == "gpu" and device.form_factor in BUILD_FORM_FACTORS else 1
+    return build_counts(device)[-1]
 
 
 def price(device: Device) -> dict | None:
@@ -43,6 +60,12 @@ def price(device: Device) -> dict | None:
     return None
 
 
-def build_counts(device: Device) -> range:
+def build_counts(device: Device) -> tuple[int, ...]:
     """The card counts a search tries for a device, fewest first."""
-    return range(1, max_cards(device) + 1)
+    if is_board_module(device):
+        return SXM_BOARD_CARDS
+    if device.nvlink_gbs and not device.nvlink_bridge and (device.nvlink_cards or 0) > SXM_BOARD_CARDS[-1]:
+        return (1,)  # a superchip of a rack-wide NVLink domain (GH200, GB200): one machine
+    if device.kind == "gpu" and device.form_factor in BUILD_FORM_FACTORS:
+        return tuple(range(1, MAX_BUILD_CARDS + 1))
+    return (1,)

@@ -143,7 +143,8 @@ def reverse(args: dict) -> dict:
     devices = load_hardware()
     chunk, total = chunk_of(sorted(devices), args)
     rows = [row for device_id in chunk if (row := _best_build(view, devices[device_id], min_tps, budget))]
-    return {"rows": rows, "total": total, "min_tps": min_tps, "budget_usd": budget, "max_cards": buying.MAX_BUILD_CARDS}
+    return {"rows": rows, "total": total, "min_tps": min_tps, "budget_usd": budget, "max_cards": buying.MAX_BUILD_CARDS,
+            "board_cards": list(buying.SXM_BOARD_CARDS)}
 
 
 def _best_build(view: dict, device, min_tps: float, budget: float | None) -> dict | None:

@@ -66,6 +66,7 @@ export class Reverse {
       if (reply === null || seq !== this.seq) return;
       total = reply.total;
       this.maxCards = reply.max_cards;
+      this.boardCards = reply.board_cards || [];
       rows.push(...reply.rows);
       this.status.textContent = `Checked ${fmt.count(Math.min(offset + CHUNK, total))} of ${fmt.count(total)} devices…`;
     }
@@ -73,6 +74,11 @@ export class Reverse {
     this.minTps = minTps;
     this.budgetUsd = budget;
     this.render();
+  }
+
+  /** SXM modules come only on baseboards (engine/page/buying.py SXM_BOARD_CARDS). */
+  boardWords() {
+    return this.boardCards.length ? `; SXM modules as ${this.boardCards.join("- or ")}-GPU boards` : "";
   }
 
   render() {
@@ -104,8 +110,8 @@ export class Reverse {
     const within = this.budgetUsd ? ` within ${fmt.usd(this.budgetUsd)}` : "";
     const priced = this.priced.checked ? " and have a price" : "";
     const text = matching.length
-      ? `${fmt.count(matching.length)} of ${fmt.count(this.rows.length)} devices reach ${fmt.rate(this.minTps)} tok/s${within}${priced} (alone or as up to ${this.maxCards} identical cards)${shown < matching.length ? `; the first ${shown} are shown` : ""}.`
-      : `No device in the catalog reaches ${fmt.rate(this.minTps)} tok/s${within} with this set-up, alone or as up to ${this.maxCards} identical cards${this.priced.checked && !this.budgetUsd ? " (among those with a price)" : ""}.`;
+      ? `${fmt.count(matching.length)} of ${fmt.count(this.rows.length)} devices reach ${fmt.rate(this.minTps)} tok/s${within}${priced} (alone or as up to ${this.maxCards} identical cards${this.boardWords()})${shown < matching.length ? `; the first ${shown} are shown` : ""}.`
+      : `No device in the catalog reaches ${fmt.rate(this.minTps)} tok/s${within} with this set-up, alone or as up to ${this.maxCards} identical cards${this.boardWords()}${this.priced.checked && !this.budgetUsd ? " (among those with a price)" : ""}.`;
     this.status.textContent = text;
     announce(text);
   }

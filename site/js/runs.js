@@ -29,8 +29,21 @@ export function engineReason(engine, backend, quant) {
   return null;
 }
 
-/** Why a KV cache type is of no engine on `backend` (engines.kv_backends), or null. */
-export function kvReason(kv, backend) {
+/** The engine the view runs: the chosen one, else a catalog device's usual one (listing
+ *  engine_id) or, where that one cannot run the format here, the first engine that can (as
+ *  engine/system.py build_system picks it); null for a custom device left on "usual" (then only
+ *  the backend decides). */
+export function viewEngine(view, backend, quant) {
+  const id = view.engine || (view.hw === "custom" ? "" : devices.get(view.hw)?.engine_id);
+  const engine = catalog.engines.find((e) => e.id === id) || null;
+  if (view.engine || !engine || !quant || !engineReason(engine, backend, quant)) return engine;
+  return catalog.engines.find((e) => !engineReason(e, backend, quant)) || engine;
+}
+
+/** Why a KV cache type does not run: not among the engine's cache types (engines.toml kv_types,
+ *  the list check_engine_limits refuses by), or of no engine on `backend` (engines.kv_backends). */
+export function kvReason(kv, backend, engine) {
+  if (engine && !engine.catch_all && !engine.kv_types.includes(kv)) return `${engine.name} offers ${engine.kv_types.join(", ")} only`;
   const runsOn = viewFields.kv.runs_on[kv] || [];
   if (!backend || runsOn.includes(backend)) return null;
   return `runs on ${names(runsOn)} only`;

@@ -18,7 +18,8 @@ export function tierText(e) {
   if (e.tier === "calibrated") {
     return `Calibrated: the physics' few free parameters (bandwidth efficiency, fixed overhead per token, compute efficiency) are fitted to real llama-bench measurements of ${e.engine} on ${e.backend}; ${range} is where 80% of those measurements fell around the prediction.`;
   }
-  return `Projected: there are no measurements of ${e.engine} on ${e.backend} yet, so this is the physics with efficiencies borrowed from the nearest calibrated back-end; ${range}, wide on purpose.`;
+  const why = e.tier_reason || `there are no measurements of ${e.engine} on ${e.backend} yet, so this is the physics with efficiencies borrowed from the nearest calibrated back-end`;
+  return `Projected: ${why}; ${range}, wide on purpose.`;
 }
 
 function decodeRows(e) {

@@ -8,7 +8,7 @@ import { quantFor } from "../schema.js";
 import { Picker } from "../pickers.js";
 import { LANE_KEYS } from "../race.js";
 import { answers, catalog, devices, models, schema, viewFields } from "../data.js";
-import { engineReason, kvReason, quantReason, runOptions, viewBackend } from "../runs.js";
+import { engineReason, kvReason, quantReason, runOptions, viewBackend, viewEngine } from "../runs.js";
 import { CustomModel } from "./custom.js";
 
 /** Prompt presets (article 002's cases, docs/sources.md): a label and a token count. */
@@ -162,7 +162,7 @@ export class SetupPanel {
   showRuns(view) {
     const { ui, adv } = this;
     const showAll = ui.showAll.checked;
-    const key = JSON.stringify([viewBackend(view), view.quant, view.engine, view.kv, showAll]);
+    const key = JSON.stringify([viewBackend(view), view.hw, view.quant, view.engine, view.kv, showAll]);
     if (key === this.runsKey) return;
     this.runsKey = key;
     this.backend = viewBackend(view);
@@ -173,7 +173,7 @@ export class SetupPanel {
     const engines = runOptions(catalog.engines.map((e) => [e.id, e.name, engineReason(e, this.backend, quant)]), view.engine, showAll);
     ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...engines.children);
     ui.engine.value = view.engine;
-    const kvs = runOptions(viewFields.kv.choices.map((kv) => [kv, kv === "f16" ? "f16 (default)" : kv, kvReason(kv, this.backend)]), view.kv, showAll);
+    const kvs = runOptions(viewFields.kv.choices.map((kv) => [kv, kv === "f16" ? "f16 (default)" : kv, kvReason(kv, this.backend, viewEngine(view, this.backend, quant))]), view.kv, showAll);
     adv.kv.replaceChildren(...kvs.children);
     adv.kv.value = view.kv;
     const hidden = [[quants.hidden, "format"], [engines.hidden, "engine"], [kvs.hidden, "KV cache type"]].filter(([n]) => n);
