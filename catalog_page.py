@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from engine.arch import ATTENTION_KINDS, text_config
-from engine.catalog import DATA_DIR, FIT_FILE, GB, read_toml_tables
+from engine.catalog import DATA_DIR, FIT_FILE, GB, provenance, read_toml_tables
 from engine.engines import Engine, load_engines
 from engine.errors import EngineInputError
 from engine.hardware import VENDORS, Device, load_hardware
@@ -304,6 +304,18 @@ def _sources(source: str, sources: dict, notes: str) -> dict:
     })
 
 
+def _checked(entry) -> dict:
+    """Provenance of a device's or model's numbers (engine/catalog.py provenance): ``checked`` is
+    ``read`` (with ``verified_from``, the file read), ``unverified`` (with the reason) or absent
+    (entries older than these fields say neither)."""
+    state = provenance(entry)
+    return _drop_empty({
+        "checked": state if state != "not stated" else None,
+        "verified_from": linkify(entry.verified_from) if entry.verified_from else None,
+        "unverified": entry.unverified or None,
+    })
+
+
 def _hardware_data() -> list[dict]:
     """One record per hardware entry (as written in its file) with its memory variants, each
     priced as the reverse search prices it (engine/page/buying.py)."""
@@ -335,6 +347,7 @@ def _hardware_data() -> list[dict]:
                                                   key: value for key, value in price(v).items() if key != "source"}})
                                  for v in row.variants],
                     **_sources(d.source, d.sources, d.notes),
+                    **_checked(d),
                 }))
     return out
 
@@ -357,6 +370,7 @@ def _model_data() -> list[dict]:
                 "sizes": [f"{c.quant} {number(c.published_gb, 2)} / {number(c.computed_gb, 2)}"
                           + (f" ({signed_percent(c.deviation)})" if c.deviation is not None else "") for c in row.sizes],
                 **_sources(m.source, m.sources, m.notes),
+                **_checked(m),
             }))
     return out
 

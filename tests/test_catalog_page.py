@@ -166,6 +166,27 @@ def test_every_source_of_every_entry_is_in_the_data_with_its_urls_as_links(catal
     assert checked > 0
 
 
+def test_each_row_says_whether_its_numbers_were_read(catalog):
+    """Issue 14: a row shows its provenance: read (with the file read as a link) or unverified
+    (with the reason), the same state `python -m engine list --json` reports."""
+    from engine.catalog import provenance
+
+    devices = {d.base_id: d for d in load_hardware().values()}
+    entries = [(e, devices[e["id"]]) for e in catalog.data["hardware"]]
+    entries += [(m, load_models()[m["id"]]) for m in catalog.data["models"]]
+    states = set()
+    for shown, entry in entries:
+        state = provenance(entry)
+        states.add(state)
+        assert shown.get("checked") == (None if state == "not stated" else state), entry.id
+        if state == "read":
+            text, hrefs = _segments_text(shown["verified_from"])
+            assert text == entry.verified_from and hrefs, entry.id
+        if state == "unverified":
+            assert shown["unverified"] == entry.unverified
+    assert {"read", "unverified"} <= states
+
+
 def test_model_rows_show_the_engines_numbers(catalog):
     """A model's data holds its layers, its attention layout and its KV bytes per token as the
     engine derives them from config.json (spot check: gpt-oss-20b alternates full and 128-token
@@ -288,6 +309,12 @@ def test_sorting_by_a_column_orders_the_rows_and_a_row_opens_to_its_sources(cata
     assert "https://bestllmfor.com/best/dual-rtx-3090-budget-rig/" in hrefs
     assert "$750 used, May 2026" in details.inner_text()
     assert "data/hardware/nvidia-geforce-30.toml [rtx-3090]" in " ".join(details.inner_text().split())
+    # A row whose numbers were read links the file read, in its row and its details.
+    _search(page, "radeon vii")
+    read = load_hardware()["radeon-vii"].verified_from
+    assert page.get_attribute('#hw-radeon-vii a[title^="Numbers checked"]', "href") == read.split()[0]
+    page.click('#hw-radeon-vii button.entry-name')
+    assert "Checked against:" in page.locator("#hw-radeon-vii-details").inner_text()
     _search(page, "")
     assert errors == []
 

@@ -23,9 +23,24 @@ function facts(pairs) {
   return el("dl", { class: "facts" }, ...shown.flatMap(([label, value]) => [el("dt", {}, label), el("dd", {}, value)]));
 }
 
+/** Whether the entry's numbers were read from a source (catalog_page.py _checked): the table
+ *  cell ("read", linked to the file read; "unverified", its reason on hover; else a dash). */
+function checkedCell(entry) {
+  if (entry.checked === "read") {
+    const first = entry.verified_from.find((part) => Array.isArray(part));
+    return [first ? el("a", { href: first[0], rel: "noreferrer", title: "Numbers checked against this file" }, "read") : "read"];
+  }
+  if (entry.checked === "unverified") return [el("span", { class: "unverified", title: entry.unverified }, "unverified")];
+  return ["–"];
+}
+
+const CHECKED_COLUMN = (pick) => ({ label: "Checked", sort: (r) => pick(r).checked || "", cell: (r) => checkedCell(pick(r)) });
+
 /** Sources, notes and the file to edit: the part every entry shares. */
 function provenance(entry, id = entry.id) {
   return [
+    entry.checked === "read" ? el("p", { class: "checked" }, "Checked against: ", ...linked(entry.verified_from)) : null,
+    entry.checked === "unverified" ? el("p", { class: "checked unverified" }, "Unverified: ", entry.unverified) : null,
     el("p", {}, "Source: ", ...linked(entry.source)),
     entry.sources ? el("ul", { class: "field-sources" }, ...entry.sources.map(([key, text]) => el("li", {}, el("code", {}, key), ": ", ...linked(text)))) : null,
     entry.notes ? el("p", { class: "notes" }, "Notes: ", ...linked(entry.notes)) : null,
@@ -66,6 +81,7 @@ export function hardwareView(data) {
       { label: "Bandwidth", num: true, sort: (r) => r.entry.bandwidth_gbs, cell: (r) => [`${num(r.entry.bandwidth_gbs)} GB/s`] },
       { label: "FP16", num: true, sort: (r) => r.entry.fp16_tflops, cell: (r) => [`${num(r.entry.fp16_tflops, 2)} TFLOPS`] },
       { label: "Year", num: true, sort: (r) => r.entry.launch_year, cell: (r) => [r.entry.launch_year ? String(r.entry.launch_year) : "–"] },
+      CHECKED_COLUMN((r) => r.entry),
     ],
     details: (r) => hardwareDetails(r, data),
   };
@@ -122,6 +138,7 @@ export function modelView(data) {
       { label: "Layers", num: true, sort: (m) => m.layers, cell: (m) => [num(m.layers, 0)] },
       { label: "KV bytes per token", num: true, sort: (m) => m.kv_bytes_per_token, cell: (m) => [num(m.kv_bytes_per_token, 0)] },
       { label: "Context", num: true, sort: (m) => m.max_context, cell: (m) => [num(m.max_context, 0)] },
+      CHECKED_COLUMN((m) => m),
     ],
     details: (m) => [
       facts([

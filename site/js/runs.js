@@ -43,10 +43,10 @@ export function viewEngine(view, backend, quant) {
 /** Why a KV cache type does not run: not among the engine's cache types (engines.toml kv_types,
  *  the list check_engine_limits refuses by), or of no engine on `backend` (engines.kv_backends). */
 export function kvReason(kv, backend, engine) {
-  if (engine && !engine.catch_all && !engine.kv_types.includes(kv)) return `${engine.name} offers ${engine.kv_types.join(", ")} only`;
   const runsOn = viewFields.kv.runs_on[kv] || [];
-  if (!backend || runsOn.includes(backend)) return null;
-  return `runs on ${names(runsOn)} only`;
+  if (backend && !runsOn.includes(backend)) return `runs on ${names(runsOn)} only`;
+  if (engine && !engine.catch_all && !engine.kv_types.includes(kv)) return `${engine.name} offers ${engine.kv_types.join(", ")} only`;
+  return null;
 }
 
 /** <option>s (and an <optgroup> of those that cannot run, with their reasons) for a plain
