@@ -51,8 +51,19 @@ def realised_bandwidth(bandwidth: float, p, soc: bool) -> float:
     return bandwidth * p.eta_bw * (p.soc_bw_factor if soc else 1.0)
 
 
+#: CUDA compute capability whose FP16 runs at 1/64 of FP32 (Pascal GP102/GP104/GP106: Tesla P40,
+#: GTX 10 series). llama.cpp never computes in FP16 there: ggml-cuda's fast_fp16_available()
+#: returns false for it ("ggml_cuda_highest_compiled_arch(cc) != 610",
+#: https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/common.cuh), so F16 weights
+#: multiply through FP32 cuBLAS and quantised ones through the dp4a int8 kernels.
+SLOW_FP16_CC = 6.1
+
+
 def fp16_matrix_flops(device: Device, backend: str) -> float:
-    """Dense FP16 GEMM rate; CUDA's cuBLAS path in llama.cpp accumulates in FP16 where faster."""
+    """Dense FP16 GEMM rate; CUDA's cuBLAS path in llama.cpp accumulates in FP16 where faster; on
+    a card without fast FP16 (:data:`SLOW_FP16_CC`) the FP32 rate its kernels run at."""
+    if backend == "cuda" and device.cuda_compute_capability == SLOW_FP16_CC and device.fp32_tflops:
+        return max(device.fp32_tflops, device.fp16_tflops) * TERA
     if backend == "cuda" and device.fp16_acc16_tflops:
         return device.fp16_acc16_tflops * TERA
     return device.fp16_tflops * TERA

@@ -160,6 +160,10 @@ PINNED = {
     "yi-1.5-34b": (34.4, 34.4, 60, 7168, "01-ai/Yi-1.5-34B-Chat"),
     "yi-coder-9b": (8.83, 8.83, 48, 4096, "01-ai/Yi-Coder-9B-Chat"),
     "yi-coder-1.5b": (1.48, 1.48, 24, 2048, "01-ai/Yi-Coder-1.5B-Chat"),
+    "trinity-mini": (26, 3, 32, 2048, "arcee-ai/Trinity-Mini"),
+    "falcon-h1-0.5b": (0.5, 0.5, 36, 1024, "tiiuae/Falcon-H1-0.5B-Instruct"),
+    "falcon-h1-1.5b": (1.5, 1.5, 24, 2048, "tiiuae/Falcon-H1-1.5B-Instruct"),
+    "falcon-h1-7b": (7, 7, 44, 3072, "tiiuae/Falcon-H1-7B-Instruct"),
     # END PINNED
 }
 
@@ -169,6 +173,7 @@ NO_INPUT_EMBEDDING = {
     "deepseek-coder-v2-lite": "DeepSeek's 2.4B activated leaves out the 102,400 x 2,048 input embedding",
     "deepseek-v2-lite": "DeepSeek's 2.4B activated leaves out the input embedding",
     "deepseek-v2.5": "DeepSeek-V2 paper's 21B activated leaves out the input embedding",
+    "trinity-mini": "Arcee's 3B active: 3.06B computed without the 200,192 x 2,048 input embedding, 3.47B with it",
 }
 
 #: Published figures that are a rounded headline ("A3B", "22B activated"), with the relative slack they need.
@@ -178,6 +183,10 @@ ROUNDED = {
     "mixtral-8x22b": (0.02, 0.02, "141B / 39B as announced"),
     "deepseek-coder-v2-lite": (0.02, 0.03, "card: 2.4B activated; 2.45B computed without the input embedding"),
     "deepseek-v2-lite": (0.02, 0.03, "card: 2.4B activated; 2.45B computed without the input embedding"),
+    "trinity-mini": (0.02, 0.03, "card: 26B, 3B active; 26.12B and 3.06B computed"),
+    "falcon-h1-0.5b": (0.05, 0.05, "the name's 0.5B; 0.52B computed"),
+    "falcon-h1-1.5b": (0.04, 0.04, "the name's 1.5B; 1.55B computed"),
+    "falcon-h1-7b": (0.09, 0.09, "the name's 7B; 7.59B computed"),
 }
 
 TOLERANCE = 0.02
@@ -275,3 +284,30 @@ def test_deepseek_moe_16b_routes_6_of_64_plus_2_shared():
 def test_vision_models_count_the_encoder_apart():
     m = load_models()["qwen2.5-vl-7b"]
     assert m.vision_params_b > 0 and m.arch.params_main / 1e9 == pytest.approx(m.params_b - m.vision_params_b, rel=0.01)
+
+
+def test_afmoe_three_sliding_layers_to_one_global_two_dense_blocks_then_experts():
+    """Arcee Trinity Mini (afmoe): every 4th of 32 layers global, the others a 2048-token window;
+    blocks 0-1 dense, then 128 routed experts (8 per token) + 1 shared."""
+    arch = _arch("trinity-mini")
+    kinds = [layer.kind for layer in arch.attention]
+    assert kinds.count("full") == 8 and kinds[3] == "full" and kinds[:3] == ["sliding"] * 3
+    assert {layer.window for layer in arch.attention if layer.kind == "sliding"} == {2048}
+    names = {(t.name, t.layer) for t in arch.tensors}
+    assert ("ffn_up", 1) in names and ("ffn_up_exps", 1) not in names and ("ffn_up_exps", 2) in names
+    assert ("ffn_up_shexp", 2) in names and ("attn_gate", 0) in names
+    assert (arch.n_experts, arch.experts_per_token) == (128, 8)
+
+
+def test_falcon_h1_runs_attention_and_mamba_in_every_layer():
+    """Falcon-H1: every layer keeps a KV cache (2 KV heads) and a constant Mamba-2 state; the
+    untied 7B counts to 7.59B (HF transformers' table: 44 layers, 3072 wide, 24 Mamba heads)."""
+    from engine.kvcache import state_bytes
+
+    arch = _arch("falcon-h1-7b")
+    assert {layer.kind for layer in arch.attention} == {"full"} and len(arch.attention) == 44
+    assert all(layer.kv_elements_per_token == 2 * 2 * 128 and layer.state_elements for layer in arch.attention)
+    # Mamba-2 state per layer: 24 heads x 128 x 256 + 3 x (3072 + 2 x 256) conv inputs.
+    assert arch.attention[0].state_elements == 24 * 128 * 256 + 3 * (3072 + 512)
+    assert state_bytes(arch) > 0
+    assert arch.params_total / 1e9 == pytest.approx(7.59, abs=0.01)

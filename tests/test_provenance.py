@@ -22,6 +22,7 @@ from test_hardware_breadth import PINNED as BREADTH_DEVICES
 from test_models_breadth import PINNED as BREADTH_MODELS
 
 MLC = "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
+HF_FALCON_H1 = "https://huggingface.co/docs/transformers/model_doc/falcon_h1"
 LITGPT = "https://github.com/Lightning-AI/litgpt/blob/26857050fe3ff627cd714fe92f5838f51a3d5efa/litgpt/config.py"
 
 #: id -> (URL of the copy read, (num_hidden_layers, hidden_size, num_attention_heads, KV heads,
@@ -123,6 +124,10 @@ READ = {
     "starcoder2-15b": ('https://github.com/NVIDIA/NeMo/blob/06742279c97d06706cf891f7ef22189ef378ad02/nemo/collections/llm/gpt/model/starcoder2.py', (40, 6144, 48, 4, 24576, None)),
     "starcoder2-3b": ('https://github.com/NVIDIA/NeMo/blob/06742279c97d06706cf891f7ef22189ef378ad02/nemo/collections/llm/gpt/model/starcoder2.py', (30, 3072, 24, 2, 12288, None)),
     "starcoder2-7b": (MLC, (32, 4608, 36, 4, 18432, 49152)),
+    "falcon-h1-0.5b": (HF_FALCON_H1, (36, 1024, 8, 2, None, None)),
+    "falcon-h1-1.5b": (HF_FALCON_H1, (24, 2048, 8, 2, None, None)),
+    "falcon-h1-7b": (HF_FALCON_H1, (44, 3072, 12, 2, None, None)),
+    "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
 }
 
 
@@ -212,6 +217,7 @@ DEVICES_READ = {
     "gtx-1660-ti": ("https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/", 288, 192, 24),
     "mi50": ("https://gpu.spicedreamphone.com/fr/gpu/amd/radeon-instinct-mi50", 1024, 4096, 60),
     "v100-pcie": ("https://sysrqmts.com/it/gpus/compare/nvidia-tesla-t10-processor-vs-nvidia-tesla-v100-pcie-16-gb", 897.0, 4096, 80),
+    "tesla-p40": ("https://gpuark.com/en/gpu/nvidia-tesla-p40", 347.1, 384, 30),
 }
 
 
@@ -228,3 +234,19 @@ def test_qwen15_moe_chat_context_is_the_chat_configs():
     the entry had typed)."""
     m = load_models()["qwen1.5-moe-a2.7b"]
     assert m.config["max_position_embeddings"] == 32768 and m.arch.max_context == 32768
+
+
+def test_a_p40_prefills_at_its_fp32_rate_not_its_one_64th_fp16():
+    """Issue 14: the Tesla P40 (GP102, compute capability 6.1) runs FP16 at 1/64 of FP32 (gpuark:
+    0.1837 vs 11.76 TFLOPS); llama.cpp computes in FP32/dp4a there (common.cuh
+    fast_fp16_available excludes cc 610), so the matrix peak is the FP32 rate."""
+    from engine import estimate
+    from engine.quant import load_quants
+    from engine.roofline import matmul_flops
+
+    p40 = load_hardware()["tesla-p40"]
+    assert (p40.memory_gib, p40.fp16_tflops, p40.fp32_tflops, p40.cuda_compute_capability) == (24, 0.18, 11.76, 6.1)
+    assert matmul_flops(p40, load_quants()["q4-k-m"], "cuda") == pytest.approx(11.76e12)
+    assert matmul_flops(load_hardware()["p100-pcie-16gb"], load_quants()["q4-k-m"], "cuda") == pytest.approx(18.7e12)
+    result = estimate({"hardware": "Tesla P40", "model": "llama-3.1-8b", "quant": "Q4_K_M"})
+    assert result["fit"] == "fits" and result["prefill_tps"] > 100

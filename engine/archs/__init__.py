@@ -4,10 +4,12 @@ Add a family: write ``engine/archs/<family>.py`` with functions decorated by
 ``engine.arch.register("<model_type>", ...)`` and add the module to the import below.
 """
 
+from . import afmoe  # noqa: F401
 from . import cohere  # noqa: F401
 from . import deepseek  # noqa: F401
 from . import dots  # noqa: F401
 from . import falcon  # noqa: F401
+from . import falcon_h1  # noqa: F401
 from . import gemma  # noqa: F401
 from . import glm  # noqa: F401
 from . import gpt_oss  # noqa: F401
