@@ -127,6 +127,10 @@ READ = {
     "falcon-h1-0.5b": (HF_FALCON_H1, (36, 1024, 8, 2, None, None)),
     "falcon-h1-1.5b": (HF_FALCON_H1, (24, 2048, 8, 2, None, None)),
     "falcon-h1-7b": (HF_FALCON_H1, (44, 3072, 12, 2, None, None)),
+    "lfm2-350m": ("https://huggingface.co/Thorge-AI/lfm2-web-runtime-weights/blob/main/Models/350M/config.json", (16, 1024, 16, 8, None, 65536)),
+    "lfm2.5-1.2b": ("https://huggingface.co/Open4bits/LFM2.5-1.2B-Instruct-Quantized/blob/main/nf4/config.json", (16, 2048, 32, 8, None, None)),
+    "yi-coder-1.5b": ("https://huggingface.co/unclemusclez/Unsloth-Yi-Coder-1.5B-Chat-Devinator-v1/blob/main/config.json", (24, 2048, 16, 16, 5504, 64000)),
+    "yi-coder-9b": ("https://huggingface.co/BenevolenceMessiah/Yi-Coder-9B-Chat-8x-MoE/blob/7ed1079df1d6bb6c82bc120b3348180d4b754544/config.json", (48, 4096, 32, 4, 11008, 64000)),
     "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
 }
 
@@ -218,6 +222,13 @@ DEVICES_READ = {
     "mi50": ("https://gpu.spicedreamphone.com/fr/gpu/amd/radeon-instinct-mi50", 1024, 4096, 60),
     "v100-pcie": ("https://sysrqmts.com/it/gpus/compare/nvidia-tesla-t10-processor-vs-nvidia-tesla-v100-pcie-16-gb", 897.0, 4096, 80),
     "tesla-p40": ("https://gpuark.com/en/gpu/nvidia-tesla-p40", 347.1, 384, 30),
+    "rx-vega-56": ("http://amdarea51.de/vgas/vga_formular.php?ID=400", 409.6, 2048, 56),
+    "titan-v": ("http://dynamic1.anandtech.com/Show/Index/12673", 652.8, 3072, 80),
+    "p100-pcie-16gb": ("https://sysrqmts.com/pt/gpus/compare/nvidia-grid-rtx-t10-16-vs-nvidia-tesla-p100-pcie-16-gb", 732.2, 4096, 56),
+    "rx-570": ("https://fpsbench.com/compare/gpu/amd-radeon-rx-570-vs-intel-arc-a770m", 224, 256, 32),
+    "quadro-rtx-8000": ("https://maychudoanhnghiep.vn/leadtek-nvidia-quadro-rtx8000-turing-gpu4608-cuda-cores48gb-gddr64xdp.html", 672, 384, 72),
+    "quadro-rtx-5000": ("https://networking-equipments.sell.everychina.com/p-117599392-nvidia-quadro-rtx-5000-16g-video-card-the-ultimate-graphics-upgrade-for-professionals.html", 448, 256, 48),
+    "p100-pcie-12gb": ("https://tech4gamers.com/nvidia-tesla-p100-will-be-available-in-two-variants-of-16gb-12gb-hbm2/", 549.1, 3072, 56),
 }
 
 
@@ -250,3 +261,10 @@ def test_a_p40_prefills_at_its_fp32_rate_not_its_one_64th_fp16():
     assert matmul_flops(load_hardware()["p100-pcie-16gb"], load_quants()["q4-k-m"], "cuda") == pytest.approx(18.7e12)
     result = estimate({"hardware": "Tesla P40", "model": "llama-3.1-8b", "quant": "Q4_K_M"})
     assert result["fit"] == "fits" and result["prefill_tps"] > 100
+
+
+def test_p100_boost_clock_is_the_one_read():
+    """The P100 PCIe entries had a 1303 MHz boost typed in; TechPowerUp's entry (read in a copy)
+    gives 1329 MHz."""
+    devices = load_hardware()
+    assert devices["p100-pcie-16gb"].gpu_clock_mhz == devices["p100-pcie-12gb"].gpu_clock_mhz == 1329
