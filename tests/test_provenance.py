@@ -131,6 +131,14 @@ READ = {
     "lfm2.5-1.2b": ("https://huggingface.co/Open4bits/LFM2.5-1.2B-Instruct-Quantized/blob/main/nf4/config.json", (16, 2048, 32, 8, None, None)),
     "yi-coder-1.5b": ("https://huggingface.co/unclemusclez/Unsloth-Yi-Coder-1.5B-Chat-Devinator-v1/blob/main/config.json", (24, 2048, 16, 16, 5504, 64000)),
     "yi-coder-9b": ("https://huggingface.co/BenevolenceMessiah/Yi-Coder-9B-Chat-8x-MoE/blob/7ed1079df1d6bb6c82bc120b3348180d4b754544/config.json", (48, 4096, 32, 4, 11008, 64000)),
+    "mistral-nemo-minitron-8b": ("https://huggingface.co/nvidia/Mistral-NeMo-Minitron-8B-Instruct/blob/main/config.json", (40, 4096, 32, 8, 11520, 131072)),
+    "qwen2.5-vl-72b": ("https://huggingface.co/Qwen/Qwen2.5-VL-72B-Instruct-AWQ/blob/666b8f5f61eebf73e8deff3e33a0f8934038d69f/config.json", (80, 8192, 64, 8, 29696, None)),
+    "qwen2-vl-7b": ("https://huggingface.co/apjanco/es_qwen2_vl_pangea/blob/2a085948e1c5d2aa3a9079e5f250c35feaf05185/config.json", (28, 3584, 28, 4, 18944, 152064)),
+    "llama-3.1-minitron-4b": ("https://huggingface.co/manbeast3b/quant1/blob/main/config.json", (32, 3072, 32, 8, 9216, 128256)),
+    "qwen2.5-vl-3b": ("https://huggingface.co/dahwinsingularity/vllm2/blame/main/config.json", (36, 2048, 16, 2, 11008, None)),
+    "command-r7b": ("https://huggingface.co/huihui-ai/c4ai-command-r7b-12-2024-abliterated/blob/main/config.json", (32, 4096, 32, 8, 14336, 256000)),
+    "qwen1.5-110b": ("https://huggingface.co/second-state/Qwen1.5-110B-Chat-GGUF/blob/27c76188b519dae460a3ffa6c13650feeae27a7a/config.json", (80, 8192, 64, 8, 49152, 152064)),
+    "qwen1.5-1.8b": ("https://huggingface.co/mp1704/qwen_1.8b_sft_full_3/blob/bee5de684d3a05c487c13662a3a5e79a31f743b6/config.json", (24, 2048, 16, 16, 5504, 151936)),
     "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
 }
 
