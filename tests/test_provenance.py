@@ -139,6 +139,8 @@ READ = {
     "command-r7b": ("https://huggingface.co/huihui-ai/c4ai-command-r7b-12-2024-abliterated/blob/main/config.json", (32, 4096, 32, 8, 14336, 256000)),
     "qwen1.5-110b": ("https://huggingface.co/second-state/Qwen1.5-110B-Chat-GGUF/blob/27c76188b519dae460a3ffa6c13650feeae27a7a/config.json", (80, 8192, 64, 8, 49152, 152064)),
     "qwen1.5-1.8b": ("https://huggingface.co/mp1704/qwen_1.8b_sft_full_3/blob/bee5de684d3a05c487c13662a3a5e79a31f743b6/config.json", (24, 2048, 16, 16, 5504, 151936)),
+    "phi-3-medium-128k": ("https://huggingface.co/microsoft/Phi-3-medium-128k-instruct/blob/refs%2Fpr%2F5/config.json", (40, 5120, 40, 10, 17920, None)),
+    "deepseek-llm-7b": ("https://huggingface.co/qiuhuachuan/simpsybot_D/blob/main/config.json", (30, 4096, 32, 32, 11008, 102400)),
     "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
 }
 
@@ -236,6 +238,7 @@ DEVICES_READ = {
     "rx-570": ("https://fpsbench.com/compare/gpu/amd-radeon-rx-570-vs-intel-arc-a770m", 224, 256, 32),
     "quadro-rtx-8000": ("https://maychudoanhnghiep.vn/leadtek-nvidia-quadro-rtx8000-turing-gpu4608-cuda-cores48gb-gddr64xdp.html", 672, 384, 72),
     "quadro-rtx-5000": ("https://networking-equipments.sell.everychina.com/p-117599392-nvidia-quadro-rtx-5000-16g-video-card-the-ultimate-graphics-upgrade-for-professionals.html", 448, 256, 48),
+    "arc-a310": ("https://fpsbench.com/compare/gpu/intel-iris-xe-max-graphics-vs-intel-arc-a310", 124, 64, 6),
     "p100-pcie-12gb": ("https://tech4gamers.com/nvidia-tesla-p100-will-be-available-in-two-variants-of-16gb-12gb-hbm2/", 549.1, 3072, 56),
 }
 
