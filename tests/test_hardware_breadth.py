@@ -98,6 +98,7 @@ PINNED = {
     "core-ultra-9-288v": (136.5, 32, 33.6, None),
     "arc-pro-a60": (384, 12, 67.2, None),
     "arc-pro-a40": (192, 6, 27.9, None),
+    "tesla-p40": (347.1, 24, 0.18, 5699),  # gpuark.com / sysrqmts.com (TechPowerUp copies): FP16 1:64
     # END PINNED
 }
 
