@@ -141,6 +141,8 @@ READ = {
     "qwen1.5-1.8b": ("https://huggingface.co/mp1704/qwen_1.8b_sft_full_3/blob/bee5de684d3a05c487c13662a3a5e79a31f743b6/config.json", (24, 2048, 16, 16, 5504, 151936)),
     "phi-3-medium-128k": ("https://huggingface.co/microsoft/Phi-3-medium-128k-instruct/blob/refs%2Fpr%2F5/config.json", (40, 5120, 40, 10, 17920, None)),
     "deepseek-llm-7b": ("https://huggingface.co/qiuhuachuan/simpsybot_D/blob/main/config.json", (30, 4096, 32, 32, 11008, 102400)),
+    "qwen2-vl-2b": ("https://huggingface.co/onnx-community/Qwen2-VL-2B-Instruct/blob/214aa9f9bbb9fa4358067a0b7eab6c0587a6ead9/config.json", (28, 1536, 12, 2, 8960, 151936)),
+    "internlm2.5-20b": ("https://huggingface.co/c01zaut/internlm2_5-20b-chat-RK3588-1.1.4/blame/main/config.json", (48, 6144, 48, 8, 16384, 92544)),
     "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
 }
 
