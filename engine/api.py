@@ -54,6 +54,9 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
         "system_ram_gib": system.host.memory_gib if system.host else None,
         "gpu_layer_fraction": placement.gpu_layer_fraction,
         "experts_on_host": placement.experts_on_host,
+        # The llama.cpp flags the placement was stated with (empty: the engine's automatic split).
+        "placement_flags": system.placement_flags,
+        "host_expert_weights_gb": placement.host_expert_bytes / GB,
         # What the KV cache holds room for, and the weight file's stated size (explain panel).
         "context_tokens": system.context_tokens,
         "context_allocated": bool(system.options.context_size and system.options.context_size >= system.context_tokens),

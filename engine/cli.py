@@ -26,7 +26,9 @@ def _add_option(parser, option: Option) -> None:
     else:
         kind = {"int": int, "float": float}.get(option.type, str)
         choices = option.choices if option.type == "choice" and len(option.choices) <= 3 else None
-        parser.add_argument(option.flag, dest=option.key, type=kind, choices=choices, help=cli_help(option))
+        # llama.cpp's own short spellings (-ngl, -ncmoe, -ot) are accepted too.
+        flags = (option.flag, *option.extra.get("aliases", ()))
+        parser.add_argument(*flags, dest=option.key, type=kind, choices=choices, help=cli_help(option))
 
 
 def _add_estimate(sub) -> None:

@@ -198,20 +198,25 @@ def step_features(
     attention_flops = tokens * decode_attention_flops(arch, attention_context)
 
     host_dense = host_experts = host_kv = host_flops = 0.0
-    device_share_params = 1.0
-    if placement.experts_on_host:
-        host_experts = experts
-        expert_params = codebook_experts = 0.0
-        expert_share_of_active = profile.experts_read(distinct_expert_fraction(arch, 1)) / max(profile.read_per_token(distinct_expert_fraction(arch, 1)), 1.0)
-        host_flops = matmul_flops * expert_share_of_active
-        matmul_flops -= host_flops
-    elif placement.offloaded:
+    if placement.offloaded:
+        # Below llama.cpp's op-offload batch (32 tokens) the matmuls of weights in system RAM run
+        # on the host's cores, which read them at system-RAM bandwidth (docs/physics.md section 5).
+        # Blocks in RAM (-ngl) bring their KV cache and attention along; tensors sent to RAM on
+        # their own (--n-cpu-moe, -ot) only their matmuls.
         host_share = 1 - placement.gpu_layer_fraction
-        host_dense, host_experts, host_kv = dense * host_share, experts * host_share, kv_read * host_share
-        device_share_params = 1 - host_share
-        host_flops = (matmul_flops + attention_flops) * host_share
+        host_dense, host_experts, host_kv = placement.host_dense_bytes, placement.host_expert_bytes, kv_read * host_share
+        one_token = distinct_expert_fraction(arch, 1)
+        host_read = host_dense + host_experts * one_token
+        matmul_host_share = min(1.0, host_read / max(profile.read_per_token(one_token) - profile.lookup_row, 1.0))
+        host_flops = matmul_flops * matmul_host_share + attention_flops * host_share
+        matmul_flops *= 1 - matmul_host_share
         attention_flops *= 1 - host_share
-        matmul_flops *= 1 - host_share
+        dense_on_device = 1 - min(1.0, host_dense / max(profile.dense_read, 1.0))
+        experts_on_device = 1 - min(1.0, host_experts / max(profile.experts, 1.0)) if profile.experts else 1.0
+        dense_params *= dense_on_device
+        codebook_dense *= dense_on_device
+        expert_params *= experts_on_device
+        codebook_experts *= experts_on_device
 
     cards = parallel_cards(system)
     device, backend = system.device, system.backend
@@ -225,8 +230,8 @@ def step_features(
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,
-        device_dense_params=dense_params * device_share_params,
-        device_expert_params=expert_params * device_share_params,
+        device_dense_params=dense_params,
+        device_expert_params=expert_params,
         device_kv_bytes=kv_read - host_kv,
         device_matmul_flops=matmul_flops,
         device_attention_flops=attention_flops,
@@ -256,10 +261,10 @@ def step_features(
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
-        device_codebook_dense_params=codebook_dense * device_share_params,
-        device_codebook_expert_params=codebook_experts * device_share_params,
+        device_codebook_dense_params=codebook_dense,
+        device_codebook_expert_params=codebook_experts,
         device_kv_codebook_elements=(
-            batch * kv_context_elements * device_share_params if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
+            batch * kv_context_elements * placement.gpu_layer_fraction if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
         ),
     )
 

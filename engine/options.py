@@ -44,8 +44,8 @@ DEFAULT_THINK_TOKENS = 600
 class Option:
     """One request option (or one field of a custom device).
 
-    ``type``: ``int``, ``float``, ``bool``, ``choice`` (one of ``choices``, case-insensitive) or
-    ``name`` (text naming a catalog entry). ``lo``/``hi`` bound numbers; ``choices`` may also list
+    ``type``: ``int``, ``float``, ``bool``, ``choice`` (one of ``choices``, case-insensitive),
+    ``name`` (text naming a catalog entry) or ``text`` (free text of at most ``extra["max_length"]``). ``lo``/``hi`` bound numbers; ``choices`` may also list
     the only allowed whole numbers. ``default=None``: unset, the engine decides. ``flag``: the CLI
     flag (``""``: not on the command line). ``view``: the page setting that carries it, with
     ``view_default`` where the page starts elsewhere (an unset whole number is 0 on the page).
@@ -82,9 +82,12 @@ class Option:
 
     def view_field(self) -> dict:
         """The page's view field for this option (engine/page/fields.py VIEW_FIELDS)."""
-        kind = {"int": "int", "float": "number", "choice": "choice"}[self.type]
+        kind = {"int": "int", "float": "number", "choice": "choice", "text": "text"}[self.type]
         spec = {"default": self.page_default(), "kind": kind}
-        if kind == "choice":
+        if kind == "text":
+            spec["default"] = spec["default"] or ""
+            spec["max_length"] = self.extra["max_length"]
+        elif kind == "choice":
             spec["choices"] = list(self.choices)
         else:
             spec["min"] = 0 if self.default is None and self.type == "int" else self.lo
@@ -127,8 +130,18 @@ OPTIONS: tuple[Option, ...] = (
            choices=(1, 2, 4, 8, 16), flag="--slot-pcie-lanes", devices=("gpu",)),
     Option("gpu_layers", "float", None, "fraction of layers on the GPU, 0..1 (default: all that fit)", lo=0.0, hi=1.0,
            flag="--gpu-layers", devices=("gpu",)),
-    Option("expert_offload", "bool", False, "routed experts in system RAM (llama.cpp --n-cpu-moe)", flag="--expert-offload",
-           devices=("gpu",)),
+    Option("expert_offload", "bool", False, "routed experts of every layer in system RAM (llama.cpp --cpu-moe)",
+           flag="--expert-offload", devices=("gpu",)),
+    # Placement as a llama.cpp command line states it (engine/offload.py reads all three).
+    _int("n_gpu_layers", None, 0, 100_000, "llama.cpp -ngl: layers on the GPU, the output layer first (builds before "
+         "December 2025: last) and then the last blocks; more than the model has (99, 999) puts everything there "
+         "(a count instead of gpu_layers)",
+         flag="--n-gpu-layers", devices=("gpu",), extra={"unset": "all that fit", "aliases": ("-ngl",)}),
+    _int("n_cpu_moe", 0, 0, 100_000, "llama.cpp --n-cpu-moe: the routed experts of the first N layers stay in system RAM",
+         flag="--n-cpu-moe", devices=("gpu",), extra={"aliases": ("-ncmoe",)}),
+    Option("tensor_overrides", "text", None, "llama.cpp -ot PATTERN=BUFFER[,...]: tensors whose GGUF name (blk.N.attn_q.weight, "
+           "blk.N.ffn_up_exps.weight ...) matches go to CPU (system RAM) or a GPU buffer, e.g. exps=CPU",
+           flag="--override-tensor", devices=("gpu",), extra={"aliases": ("-ot",), "max_length": MAX_NAME_LENGTH}),
     Option("kv_quant", "choice", "f16", "KV cache type", choices=KV_TYPES, flag="--kv-quant", view="kv"),
     Option("flash_attn", "bool", None, "flash attention on or off (default: the engine's)", flag="--flash-attn"),
     _int("prefix_cached", 0, 0, MAX_TOKENS, "prompt tokens already in the prompt cache", unit="tokens", flag="--prefix-cached"),

@@ -38,12 +38,19 @@ from .params import BackendParams
 from .arch import Architecture
 from .engines import Engine
 from .quant import QuantFormat, storage, tensor_types
-from .roofline import bandwidth_bytes_s, core_share, matmul_flops, realised_bandwidth, soc_memory, thread_limited_flops
+from .roofline import bandwidth_bytes_s, core_share, matmul_flops, realised_bandwidth, soc_memory, thread_limited_flops, vector_flops
 from .system import System
 from .weights import LOOKUP_TENSORS, distinct_expert_fraction
 
 #: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
 PCIE_EFFICIENCY = 0.8
+#: Tokens from which llama.cpp runs a matmul of weights held in system RAM on the GPU, copying the
+#: weights over PCIe (ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``: ``min_batch_size = 32``
+#: against the op's token count, ``ne[1]`` of MUL_MAT and ``ne[2]`` of MUL_MAT_ID; the scheduler in
+#: ggml-backend.cpp moves such ops unless ``--no-op-offload``). Smaller batches stay on the host's
+#: cores. ik_llama.cpp PR 520 describes the same mainline rule ("matrix multiplications are always
+#: offloaded when the batch size is >= 32", https://github.com/ikawrakow/ik_llama.cpp/pull/520).
+OP_OFFLOAD_MIN_BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -213,9 +220,15 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens_per_ubatch) if split != "layer" else (0.0, 0.0)
     transfer_s = 0.0
-    if placement.offloaded:
+    if placement.offloaded and tokens_per_ubatch >= OP_OFFLOAD_MIN_BATCH:
         pcie = pcie_link(system)[2]
         transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
+    elif placement.offloaded and system.host is not None:
+        # A micro-batch below the op-offload batch multiplies the weights in system RAM on the
+        # host's cores, reading the ones it touches once (a roofline at the host's peak).
+        host_touched = placement.host_dense_bytes + placement.host_expert_bytes * fraction
+        host_flops = dense_flops * min(1.0, host_touched / max(weights_touched, 1.0))
+        transfer_s = micro_batches * host_touched / bandwidth_bytes_s(system.host, "cpu") + host_flops / vector_flops(system.host, "cpu")
     return PrefillFeatures(
         dense_flops=dense_flops,
         attention_flops=attn_flops,

@@ -58,7 +58,7 @@ def _choice_field(request: dict, key: str, choices: tuple[str, ...]) -> str:
     return value.lower()
 
 
-_PYTHON_TYPES = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "name": "str"}
+_PYTHON_TYPES = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "name": "str", "text": "str"}
 
 #: The validated options of a request, one attribute per option of OPTIONS.
 Options = make_dataclass(
@@ -91,6 +91,11 @@ def _option(request: dict, option: Option):
         return _bool_field(request, option.key, allow_none=option.default is None)
     if option.type == "choice":
         return _choice_field(request, option.key, option.choices)
+    if option.type == "text":
+        value, longest = request[option.key], option.extra["max_length"]
+        if not isinstance(value, str) or not value.strip() or len(value) > longest:
+            raise EngineInputError(f"{option.key} must be text of 1 to {longest} characters, got {str(value)[:40]!r}", field=option.key)
+        return value.strip()
     return _name_field(request, option.key)
 
 

@@ -40,10 +40,10 @@ from .memory import (
     usable_bytes,
 )
 from .models import Model, as_finetune, load_models, model_index
-from .offload import Placement, place_experts_on_host, place_layers
+from .offload import Placement, gpu_block_count, parse_overrides, place_experts_on_host, place_layers, place_stated
 from .params import ResolvedParams, resolve_params
 from .options import OPTION
-from .quant import QuantFormat, kv_bytes_per_element, parse_quant, tensor_types
+from .quant import QuantFormat, kv_bytes_per_element, parse_quant, tensor_bytes, tensor_types
 from .request import Options, parse_options
 from .resolve import resolve
 from .roofline import default_threads
@@ -174,11 +174,33 @@ class System:
         )
 
     @cached_property
+    def placement_flags(self) -> str:
+        """The llama.cpp flags that state this placement (-ngl, --n-cpu-moe / --cpu-moe, -ot);
+        empty when the engine places the weights itself."""
+        o = self.options
+        flags = []
+        if o.n_gpu_layers is not None:
+            flags.append(f"-ngl {o.n_gpu_layers}")
+        if o.expert_offload and (o.n_gpu_layers is not None or o.n_cpu_moe or o.tensor_overrides):
+            flags.append("--cpu-moe")
+        elif o.n_cpu_moe:
+            flags.append(f"--n-cpu-moe {o.n_cpu_moe}")
+        if o.tensor_overrides:
+            flags.append(f"-ot {o.tensor_overrides}")
+        return " ".join(flags)
+
+    @cached_property
     def placement(self) -> Placement:
         """Weights on the device(s) or offloaded, as requested or as llama.cpp would fit them."""
         o = self.options
         if self.host is None:  # unified memory: nothing to offload to
             return place_layers(self.profile, 1.0)
+        if o.n_gpu_layers is not None or o.n_cpu_moe or o.tensor_overrides:
+            # A llama.cpp command line's placement (-ngl, --n-cpu-moe / --cpu-moe, -ot).
+            on_gpu, head_on_gpu = gpu_block_count(self.arch.layers, o.n_gpu_layers, o.gpu_layers, o.llama_cpp_build)
+            cpu_moe = self.arch.layers if o.expert_offload else min(o.n_cpu_moe, self.arch.layers)
+            overrides = parse_overrides(o.tensor_overrides) if o.tensor_overrides else ()
+            return place_stated(self.arch, self.profile, tensor_bytes(self.arch, self.quant), on_gpu, head_on_gpu, cpu_moe, overrides)
         if o.expert_offload:
             return place_experts_on_host(self.profile)
         if o.gpu_layers is not None:
@@ -229,6 +251,22 @@ def _check_links(options: Options, device: Device) -> None:
     slot = OPTION["slot_pcie_gen"]
     if not slot.applies_to(device.kind) and (options.slot_pcie_gen or options.slot_pcie_lanes):
         raise EngineInputError(f"{device.name} is not a PCIe card; leave the slot's PCIe link unset", field=slot.key)
+
+
+def _check_placement(options: Options, model, device: Device, host: Device | None) -> None:
+    """Placement options that contradict each other or the set-up (the -ot patterns are checked
+    against the model's tensors when placed)."""
+    if options.n_gpu_layers is not None and options.gpu_layers is not None:
+        raise EngineInputError("give gpu_layers (a fraction) or n_gpu_layers (llama.cpp -ngl), not both", field="n_gpu_layers")
+    for key in ("expert_offload", "n_cpu_moe"):
+        if getattr(options, key) and not model.arch.is_moe:
+            raise EngineInputError(f"{key} keeps routed experts in system RAM: it needs a mixture-of-experts model", field=key)
+    partial = (options.gpu_layers is not None and options.gpu_layers < 1) or (
+        options.n_gpu_layers is not None and options.n_gpu_layers <= model.arch.layers
+    )
+    if host is None and (options.expert_offload or options.n_cpu_moe or options.tensor_overrides or partial):
+        field = next(k for k in ("expert_offload", "n_cpu_moe", "tensor_overrides", "n_gpu_layers", "gpu_layers") if getattr(options, k) not in (None, False, 0))
+        raise EngineInputError(f"{device.name} has one memory for everything: there is nothing to offload to", field=field)
 
 
 def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
@@ -283,10 +321,7 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
             host = replace(host, memory_gib=options.system_ram_gib)
     elif options.system_ram_gib is not None:
         raise EngineInputError(f"{device.name} has one memory for everything: leave system_ram_gib unset", field="system_ram_gib")
-    if options.expert_offload and not model.arch.is_moe:
-        raise EngineInputError("expert offload needs a mixture-of-experts model", field="expert_offload")
-    if (options.expert_offload or (options.gpu_layers is not None and options.gpu_layers < 1)) and host is None:
-        raise EngineInputError(f"{device.name} has unified memory: there is nothing to offload to", field="gpu_layers")
+    _check_placement(options, model, device, host)
     flash_attn = engine.flash_attn_default if options.flash_attn is None else options.flash_attn
     lineage = engine.lineage()
     return System(

@@ -73,12 +73,18 @@ def _llama_common(request: dict, result: dict) -> list[str]:
     """llama.cpp flags shared by llama-bench and llama-server for this placement."""
     flags = []
     layers = result["model"].get("layers") or 0
-    if request.get("gpu_layers") is not None:
+    if request.get("n_gpu_layers") is not None:
+        flags += ["-ngl", str(request["n_gpu_layers"])]
+    elif request.get("gpu_layers") is not None:
         flags += ["-ngl", str(round(request["gpu_layers"] * layers))]
     else:
         flags += ["-ngl", "99"]
     if request.get("expert_offload"):
         flags += ["-ncmoe", str(layers or 99)]
+    elif request.get("n_cpu_moe"):
+        flags += ["-ncmoe", str(request["n_cpu_moe"])]
+    if request.get("tensor_overrides"):
+        flags += ["-ot", request["tensor_overrides"]]
     if request.get("gpus", 1) > 1:
         flags += ["-sm", "row" if request.get("split") in ("row", "tensor") else "layer"]
     kv = request.get("kv_quant")

@@ -62,9 +62,14 @@ VIEW_FIELDS = {
                "doc": "NVLink bridges fitted between the cards (bridged models only)"},
     "slot": {"default": "card", "kind": "choice", "choices": list(SLOTS), "devices": list(OPTION["slot_pcie_gen"].devices),
              "doc": "PCIe slots the cards sit in: 'card' = the card's own link, else gen x lanes"},
-    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts"], "devices": list(OPTION["gpu_layers"].devices),
-                "labels": {"auto": "what does not fit (automatic)", "layers": "a share of the layers", "experts": "MoE experts (--n-cpu-moe)"},
+    "offload": {"default": "auto", "kind": "choice", "choices": ["auto", "layers", "experts", "flags"], "devices": list(OPTION["gpu_layers"].devices),
+                "labels": {"auto": "what does not fit (automatic)", "layers": "a share of the layers", "experts": "MoE experts (--cpu-moe)",
+                           "flags": "as llama.cpp flags say (-ngl, --n-cpu-moe, -ot)"},
                 "doc": "what goes to system RAM"},
+    # offload=flags: the placement as a llama.cpp command line states it (engine/offload.py).
+    "ngl": _option("n_gpu_layers", doc="llama.cpp -ngl: layers on the GPU, counted from the last (offload=flags; 0 = all)"),
+    "ncmoe": _option("n_cpu_moe", doc="llama.cpp --n-cpu-moe: layers whose routed experts stay in system RAM (offload=flags)"),
+    "ot": _option("tensor_overrides", doc="llama.cpp -ot PATTERN=CPU[,...] over GGUF tensor names, e.g. exps=CPU (offload=flags)"),
     # The page takes whole GiB; it starts at the host platform's default (system.py DEFAULT_HOST).
     "ram": _option("system_ram_gib", kind="int", default=DEFAULT_SYSTEM_RAM_GIB,
                    doc="system RAM beside discrete GPUs, GiB: where offloaded weights live"),

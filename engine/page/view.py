@@ -135,6 +135,9 @@ def _placement(v: dict) -> dict:
         return {"gpu_layers": v["gpu_pct"] / 100}
     if v["offload"] == "experts":
         return {"expert_offload": True}
+    if v["offload"] == "flags":
+        # 0 and empty are unset: every layer on the GPU, no experts or tensors moved.
+        return {"n_gpu_layers": v["ngl"] or None, "n_cpu_moe": v["ncmoe"] or None, "tensor_overrides": v["ot"] or None}
     return {}
 
 

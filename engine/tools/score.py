@@ -9,7 +9,8 @@ the physics alone; a row is never looked up in measured data.
 Row conditions the source states in ``notes`` are inputs of the experiment and are read from
 there: ``threads=`` (CPU threads), ``n_ubatch=`` / ``-ub`` (micro-batch), ``kv=`` / ``-ctk`` (KV
 type), ``kind=single_stream_wall`` (a server's wall rate, which includes the TTFT of
-``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes), an operating system before Windows 11 on
+``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes), the weights' placement beside a discrete card
+(``-ngl`` / ``ngl=``, ``--n-cpu-moe``, ``--cpu-moe``, ``-ot``: :func:`row_placement`), an operating system before Windows 11 on
 a multi-socket server (its threads ran on one socket, ``one_socket``). Conditions the physics does not model (a power cap, an old build) are not
 read: their rows show up as residuals, and docs/calibration.md discusses them.
 """
@@ -174,7 +175,42 @@ def row_request(row: dict) -> dict:
     nbatch = _note(notes, r"\bn_batch=(\d+)")
     if nbatch:
         request["nbatch"] = int(nbatch)
+    request.update(row_placement(row["hardware"], notes))
     return request
+
+
+#: Placement flags as sources print them: llama-bench's columns (``ngl=99``, ``n_cpu_moe=36``),
+#: command lines (``-ngl 99``, ``--n-gpu-layers 99``, ``--n-cpu-moe 36``, ``-ncmoe 36``,
+#: ``--cpu-moe``, ``-ot exps=CPU``) and llama-cpp-python's ``n_gpu_layers 0``.
+NGL = re.compile(r"(?:(?<![\w-])-ngl[ =]|--n-gpu-layers[ =]|\bn_gpu_layers[ =]|\bngl=)(\d+)")
+N_CPU_MOE = re.compile(r"(?:--n-cpu-moe[ =]|(?<![\w-])-ncmoe[ =]|\bn_cpu_moe=)(\d+)")
+CPU_MOE = re.compile(r"(?:--cpu-moe|(?<![\w-])-cmoe)\b")
+OVERRIDE = re.compile(r"(?:(?<![\w-])-ot[ =]|--override-tensors?[ =]|\boverride_tensor=)\"?([^\s;\"]+)")
+
+
+def row_placement(hardware: str, notes: str) -> dict:
+    """The placement a row's notes state, as request options. Read beside discrete cards only:
+    on one memory (Apple Silicon, whose old llama.cpp builds took ``-ngl 1`` to mean "use Metal")
+    or a CPU there is nothing to place."""
+    found = {}
+    ngl = NGL.search(notes)
+    if ngl:
+        found["n_gpu_layers"] = int(ngl.group(1))
+    n_cpu_moe = N_CPU_MOE.search(notes)
+    if n_cpu_moe and int(n_cpu_moe.group(1)):
+        found["n_cpu_moe"] = int(n_cpu_moe.group(1))
+    if CPU_MOE.search(notes):
+        found["expert_offload"] = True
+    override = OVERRIDE.search(notes)
+    if override:
+        found["tensor_overrides"] = override.group(1)
+    if not found:
+        return {}
+    try:
+        kind = resolve_device(hardware).kind
+    except EngineInputError:
+        return {}
+    return found if kind == "gpu" else {}
 
 
 def case_from_row(row: dict) -> Case:

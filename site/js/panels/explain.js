@@ -84,6 +84,7 @@ function memoryRows(e) {
   rows.push(["Total", `${fmt.memory(m.total_gb)} of ${fmt.memory(m.usable_gb)} usable (${fmt.memory(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
   if (m.file_gb) rows.push(["Weight file", `${fmt.memory(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
   if (m.context_allocated) rows.push(["KV cache allocated", `${fmt.count(m.context_tokens)} tokens per sequence (Advanced): reserved at load, whatever the chat uses`]);
+  if (m.placement_flags) rows.push(["Placement", `${m.placement_flags} as stated (Advanced): ${fmt.memory(m.gpu_weights_gb)} of weights on the device, ${fmt.memory(m.host_weights_gb)} in system RAM${m.host_expert_weights_gb > 0 ? ` (${fmt.memory(m.host_expert_weights_gb)} of them routed experts)` : ""}`]);
   if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.memory(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
   // Beside discrete cards the offloaded part lives in system RAM, whose size is an input (Advanced).
   if (m.system_ram_gib !== null && m.system_ram_gib !== undefined) {

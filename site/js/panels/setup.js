@@ -20,7 +20,7 @@ const PROMPT_PRESETS = [
   ["50k codebase", 50000],
 ];
 /** The Advanced settings, in the order of the form (so errors are listed as the fields appear). */
-const ADVANCED_KEYS = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ram", "file", "ctx", "spec", "workload", "draft", "draft_n"];
+const ADVANCED_KEYS = ["depth", "kv", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ngl", "ncmoe", "ot", "ram", "file", "ctx", "spec", "workload", "draft", "draft_n"];
 /** Picker marks come in chunks of this many items per engine call. */
 const MARK_CHUNK = 16;
 
@@ -66,6 +66,7 @@ export class SetupPanel {
       think: q("#think-tokens"),
       advanced: q("#advanced"),
       gpuPctField: q("#gpu-pct-field"),
+      flagFields: [q("#ngl-field"), q("#ncmoe-field"), q("#ot-field")],
       draftRow: q("#draft-row"),
       formError: q("#form-error"),
     };
@@ -190,6 +191,7 @@ export class SetupPanel {
     const model = models.get(view.model);
     ui.thinkField.hidden = !model?.reasoning;
     ui.gpuPctField.hidden = view.offload !== "layers";
+    for (const field of ui.flagFields) field.hidden = view.offload !== "flags";
     ui.draftRow.hidden = view.spec === "off";
     adv.draft.disabled = view.spec !== "draft";
     adv.split.disabled = view.gpus < 2;

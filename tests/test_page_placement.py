@@ -1,0 +1,68 @@
+"""Advanced › System RAM holds › "as llama.cpp flags say": -ngl, --n-cpu-moe and -ot typed on the
+page reach the engine, the URL, the explain panel's Placement row and the check commands."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from engine.page.view import estimate_view
+from pagekit import page_view, query, settle, show, value
+
+pytestmark = pytest.mark.browser
+
+MOE_VIEW = {"hw": "rx-7900-xt", "model": "gpt-oss-20b", "quant": "MXFP4"}
+
+
+def open_advanced(page):
+    page.evaluate("() => { document.querySelector('#advanced').open = true; }")
+
+
+def bench_flags(page) -> list[str]:
+    return shlex.split(page.inner_text('[data-testid="commands"] [data-tool="llama-bench"] pre'))
+
+
+def test_placement_flags_on_the_page(app):
+    page, _log, _console = app
+    show(page, query(**MOE_VIEW))
+    open_advanced(page)
+    # The flag fields show only for offload=flags.
+    assert page.locator('[data-testid="ncmoe-input"]').is_hidden()
+    before = value(page, '.results [data-testid="decode-tps"]')
+    assert "Placement" not in page.inner_text('[data-testid="breakdown-memory"]')
+
+    page.select_option('[data-testid="offload-select"]', "flags")
+    page.fill('[data-testid="ncmoe-input"]', "12")
+    page.fill('[data-testid="ot-input"]', r"blk\.(0|1)\.attn_.*=CPU")
+    page.dispatch_event('[data-testid="ot-input"]', "change")
+    page.wait_for_function("() => location.search.includes('ncmoe=12') && location.search.includes('ot=')")
+    settle(page)
+    view = page_view(page)
+    assert (view["offload"], view["ncmoe"], view["ot"]) == ("flags", 12, r"blk\.(0|1)\.attn_.*=CPU")
+    expected = estimate_view(view)
+    assert expected["request"]["n_cpu_moe"] == 12
+    # The engine's numbers, slower than with everything on the card.
+    after = value(page, '.results [data-testid="decode-tps"]')
+    assert after == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9) and after < before
+    # The explain panel names the placement as stated.
+    memory_rows = page.inner_text('[data-testid="breakdown-memory"]')
+    assert "Placement" in memory_rows and r"--n-cpu-moe 12 -ot blk\.(0|1)\.attn_.*=CPU" in memory_rows
+    # The check commands and the CLI line carry the flags.
+    bench = bench_flags(page)
+    assert bench[bench.index("-ncmoe") + 1] == "12" and bench[bench.index("-ot") + 1] == r"blk\.(0|1)\.attn_.*=CPU"
+    cli = shlex.split(page.inner_text('[data-testid="cli-line"]'))
+    assert cli[cli.index("--n-cpu-moe") + 1] == "12" and cli[cli.index("--override-tensor") + 1] == r"blk\.(0|1)\.attn_.*=CPU"
+
+    # -ngl: the last N blocks on the card.
+    page.fill('[data-testid="ngl-input"]', "10")
+    page.wait_for_function("() => location.search.includes('ngl=10')")
+    settle(page)
+    assert bench_flags(page)[bench_flags(page).index("-ngl") + 1] == "10"
+    assert "-ngl 10" in page.inner_text('[data-testid="breakdown-memory"]')
+
+    # A pattern the page cannot read as llama.cpp does is refused with the engine's reason.
+    page.fill('[data-testid="ot-input"]', "(?i)EXPS=CPU")
+    page.dispatch_event('[data-testid="ot-input"]', "change")
+    page.wait_for_function("() => document.body.innerText.includes('std::regex')")
+    show(page)
