@@ -317,3 +317,35 @@ def test_a_bound_without_a_reason_is_reported(monkeypatch):
     monkeypatch.setattr(bounds, "BOUND_REASONS", {})
     assert bounds.count_line(fit).endswith(f"without: {len(on_bound)} (target 0)")
     assert any("**none**" in line for line in bounds.doc_lines(fit))
+
+
+def test_the_fit_by_levels_frees_only_what_three_devices_identify(cases):
+    """The fit by levels (engine/tools/levels.py) on the llama.cpp Vulkan rows (three devices) and
+    every fitted value is identified by rows of >= 3 devices, a unit
+    with fewer frees nothing, the count is the units' sum, and held out, any one Vulkan device
+    leaves two, so every Vulkan value returns to its prior: the fold predicts with the priors."""
+    import math
+
+    from engine.tools import levels
+    from engine.tools.score import predict
+
+    assert levels.chain("mlx-vlm/metal") == ("kind:gpu", "backend:metal", "engine:mlx-lm/metal", "engine:mlx-vlm/metal")
+    assert levels.chain("ik-llama-cpp/cpu") == ("kind:cpu", "engine:ik-llama-cpp/cpu")
+    rows = [c for c in cases if c.key == "llama-cpp/vulkan"]
+    assert len({c.system.device.id for c in rows}) == 3
+    fit = levels.fit_levels(rows, cross_validated=False)
+    units = fit["units"]
+    assert fit["fitted_values"] == sum(len(u["fitted"]) for u in units.values()) > 0
+    assert fit["fitted_values"] <= len(rows) / 10
+    assert all(u["devices"] >= levels.MIN_DEVICES for u in units.values() if u["fitted"])
+    support = levels._support(rows, fit)
+    for unit, names in support.items():
+        for name, idx in names.items():
+            assert len({rows[i].system.device.id for i in idx}) >= levels.MIN_DEVICES, (unit, name)
+    errors = levels.cross_validate(rows, fit, [c.system.device.id for c in rows])
+    for case, error in list(zip(rows, errors))[::20]:
+        assert error == pytest.approx(math.log(predict(case, levels.params_of(case.key, {})) / case.measured), abs=1e-6)
+    # Two devices (ROCm) identify nothing: its values are its priors.
+    rocm = [c for c in cases if c.system.backend == "rocm"]
+    assert len({c.system.device.id for c in rocm}) < levels.MIN_DEVICES
+    assert levels.fit_levels(rocm, cross_validated=False)["fitted_values"] == 0

@@ -112,9 +112,17 @@ def design_lines(cases: list, fit: dict) -> list[str]:
     return lines
 
 
+#: The shared-tree candidates (engine/tools/shared.CANDIDATES) the structures table fits (each
+#: costs minutes on two shared cores): the best shared one so far and the per-key design in the
+#: same machinery, its like-for-like reference.
+BENCHED = ("kind + backend + engine offsets, sigma 0.5", "per key, any number of devices")
+LEVELS_NAME = "levels: kind, backend, engine family, >= 3 devices per value, refit folds (engine/tools/levels.py)"
+
+
 def structure_lines(resolved: list, baseline: tuple) -> list[str]:
     """The per-key fit (``baseline``: its fit, LODO and LOSO errors) and every candidate shared
     structure (engine/tools/shared.CANDIDATES), fitted and cross-validated."""
+    from . import levels
     from .shared import CANDIDATES
     from .tree import cross_validate_tree, fit_tree
 
@@ -139,6 +147,8 @@ def structure_lines(resolved: list, baseline: tuple) -> list[str]:
     out.append(row("per key (engine/tools/calibrate.py; fit.json today)", *baseline))
     print(out[-1], flush=True)
     for structure in CANDIDATES:
+        if structure.name not in BENCHED:
+            continue
         started = time.perf_counter()
         fit = fit_tree(resolved, structure, cross_validated=False)
         seconds = time.perf_counter() - started
@@ -146,6 +156,13 @@ def structure_lines(resolved: list, baseline: tuple) -> list[str]:
         loso = cross_validate_tree(resolved, fit, [c.row.get("source_id", "") for c in resolved])
         out.append(row(structure.name, fit, lodo, loso, seconds))
         print(out[-1], flush=True)
+    started = time.perf_counter()
+    fit = levels.fit_levels(resolved, cross_validated=False)
+    seconds = time.perf_counter() - started
+    lodo = levels.cross_validate(resolved, fit, [c.system.device.id for c in resolved])
+    loso = levels.cross_validate(resolved, fit, [c.row.get("source_id", "") for c in resolved])
+    out.append(row(LEVELS_NAME, fit, lodo, loso, seconds))
+    print(out[-1], flush=True)
     return out
 
 
