@@ -9,7 +9,7 @@ releases the accepted drafts and the target's own token at once.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from itertools import accumulate
 
 from .decode import step_at
 from .errors import EngineInputError
@@ -30,13 +30,17 @@ def _step_times(system, start: int, count: int) -> list[float]:
     points = sorted({start + round(i * (count - 1) / (SAMPLES - 1)) for i in range(SAMPLES)}
                     | {layer.window for layer in system.arch.attention if layer.kind == "sliding" and start < layer.window < start + count})
     values = [step_at(system, c, system.options.batch).total_s for c in points]
+    # Segment by segment (the same expression per context as a per-token bisect, a third of the
+    # CPU: this loop runs once per token of the answer on every recompute).
     times = []
-    for i in range(count):
-        c = start + i
-        j = min(bisect_right(points, c), len(points) - 1)
+    append = times.append
+    last = len(points) - 1
+    for j in range(1, last + 1):
         lo, hi = points[j - 1], points[j]
-        weight = 0.0 if hi == lo else (c - lo) / (hi - lo)
-        times.append(values[j - 1] + weight * (values[j] - values[j - 1]))
+        a, span, rise = values[j - 1], hi - lo, values[j] - values[j - 1]
+        # A sample point starts its segment (weight 0); the last one ends the last segment.
+        for c in range(lo, hi + 1 if j == last else hi):
+            append(a + (c - lo) / span * rise)
     return times
 
 
@@ -73,9 +77,7 @@ def stream_schedule(system, ttft_s: float, draft=None) -> dict:
         arrivals = _speculative_arrivals(system, draft, ttft_s, start, total)
     else:
         steps = _step_times(system, start + 1, total - 1) if total > 1 else []
-        arrivals = [ttft_s]
-        for step in steps:
-            arrivals.append(arrivals[-1] + step)
+        arrivals = list(accumulate(steps, initial=ttft_s))
     return {
         "ttft_s": ttft_s,
         "reasoning_tokens": o.reasoning_tokens,

@@ -9,6 +9,7 @@ reload and no second boot is needed.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
@@ -87,3 +88,33 @@ def axe_violations(page, impacts=("serious", "critical")) -> list[dict]:
         for v in result
         if v["impact"] in impacts
     ]
+
+
+def heap_counts(cdp) -> dict:
+    """The page's memory after a forced GC, through a CDP session: DOM nodes and JS event listeners
+    (Memory.getDOMCounters), detached DOM nodes and the JS heap's bytes apart from compiled code
+    (a HeapProfiler snapshot; V8's optimised machine code grows as functions get hot)."""
+    cdp.send("HeapProfiler.collectGarbage")
+    counters = cdp.send("Memory.getDOMCounters")
+    chunks: list[str] = []
+    def receive(params):
+        chunks.append(params["chunk"])
+
+    cdp.on("HeapProfiler.addHeapSnapshotChunk", receive)
+    try:
+        cdp.send("HeapProfiler.takeHeapSnapshot", {"reportProgress": False})
+    finally:
+        cdp.remove_listener("HeapProfiler.addHeapSnapshotChunk", receive)
+    snapshot = json.loads("".join(chunks))
+    meta = snapshot["snapshot"]["meta"]
+    fields, types, strings, nodes = meta["node_fields"], meta["node_types"][0], snapshot["strings"], snapshot["nodes"]
+    width, kind, name, size, detached = len(fields), fields.index("type"), fields.index("name"), fields.index("self_size"), fields.index("detachedness")
+    js_bytes = 0
+    detached_nodes: Counter = Counter()
+    for i in range(0, len(nodes), width):
+        node_type = types[nodes[i + kind]]
+        if node_type not in ("code", "native", "hidden", "synthetic"):
+            js_bytes += nodes[i + size]
+        if nodes[i + detached] == 2 and node_type in ("native", "object"):
+            detached_nodes[strings[nodes[i + name]]] += 1
+    return {"nodes": counters["nodes"], "listeners": counters["jsEventListeners"], "detached": sum(detached_nodes.values()), "js_bytes": js_bytes, "detached_kinds": detached_nodes.most_common(5)}

@@ -6,6 +6,7 @@ It stands on the core (``engine.estimate`` and the catalogs) and the core never 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 
 from ..api import estimate
 from ..errors import EngineInputError
@@ -33,12 +34,43 @@ def _decode_message(message_json) -> dict:
     return message
 
 
+#: Functions whose answer is the page's main numbers for a view (a pure function of the message
+#: and the catalogs): their answers are kept by message, so a view asked for again (a visitor
+#: flipping between two set-ups, back and forward) costs a look-up instead of an estimate.
+PER_VIEW = ("view", "lane")
+#: Answers kept (about 6-18 kB each: 64 of them are under 1.2 MB).
+KEPT_ANSWERS = 64
+_answers: OrderedDict[str, str] = OrderedDict()
+
+
 def handle(message_json: str) -> str:
     """The worker's boundary: ``{"fn": name, "args": {...}}`` in, ``{"ok": ..., ...}`` out (JSON).
 
     Never raises: input errors come back as ``{"ok": false, "error": {...}}`` so the page can
     show them; anything else as an internal error with its message.
     """
+    kept = _answers.get(message_json) if isinstance(message_json, str) else None
+    if kept is not None:
+        _answers.move_to_end(message_json)
+        return kept
+    answer = _answer(message_json)
+    # Only answers of per-view functions, and no internal error (it may not happen again).
+    if answer.startswith('{"ok": true') and _function(message_json) in PER_VIEW:
+        _answers[message_json] = answer
+        if len(_answers) > KEPT_ANSWERS:
+            _answers.popitem(last=False)
+    return answer
+
+
+def _function(message_json: str) -> str | None:
+    try:
+        name = json.loads(message_json).get("fn")
+    except (ValueError, RecursionError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _answer(message_json: str) -> str:
     functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
     try:
         message = _decode_message(message_json)

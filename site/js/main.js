@@ -46,9 +46,16 @@ class App {
     this.urlNotice = $("#url-notice");
     this.session = new Session($('[data-testid="engine-status"]', header), {
       onReady: async () => {
+        const waiting = () => this.view.model === "custom" && !this.view.cfg;
+        if (this.urlNamedHardware) {
+          // A link that names its device keeps it whatever this computer is: its numbers come
+          // first (ready + one recompute); detection can then only add this computer (me).
+          if (!waiting()) await this.recompute();
+          if ((await this.detectThisComputer()) && !waiting()) await this.recompute();
+          return;
+        }
         await this.detectThisComputer();
-        if (this.view.model === "custom" && !this.view.cfg) return;
-        await this.recompute();
+        if (!waiting()) await this.recompute();
       },
       onDown: () => {
         this.recomputing = false;
@@ -156,20 +163,22 @@ class App {
   }
 
   /** Ask the engine what the browser's GPU is (once); at high confidence, on a visit whose URL
-   *  names no hardware, select it and write it into the URL like a pick. */
+   *  names no hardware, select it and write it into the URL like a pick. Resolves with whether
+   *  the view changed. */
   async detectThisComputer() {
-    if (this.detectionAsked) return;
+    if (this.detectionAsked) return false;
     this.detectionAsked = true;
     const result = await this.thisComputer.detect();
-    if (result?.confidence !== "high") return;
+    if (result?.confidence !== "high") return false;
     const patch = {};
     if (!this.urlNamedThisComputer && !this.view.me) patch.me = result.id;
     if (!this.urlNamedHardware && !this.hardwarePicked && this.view.hw !== result.id) patch.hw = result.id;
-    if (!Object.keys(patch).length) return;
+    if (!Object.keys(patch).length) return false;
     this.view = { ...this.view, ...patch };
     this.showView();
     writeURL(this.view, schema);
     if (patch.hw) announce(`This computer's GPU, ${devices.get(result.id)?.name || result.id}, is selected.`);
+    return true;
   }
 
   /** "3.1x this computer" under the headline's decode speed. */

@@ -1,11 +1,23 @@
 // The booted engine's memory, kept for the next visit (used by worker.js only).
 //
 // A cold boot compiles the runtime, starts CPython, imports the engine and loads the catalogs.
-// Right after that, before the worker answers any call, the whole WebAssembly heap is copied out
-// (Pyodide's memory snapshot: loadPyodide({_makeSnapshot}), makeMemorySnapshot()) and kept in
+// Then, right after the worker's reply to the page's first view call (so the numbers a visitor
+// opened, a shared link's, are not queued behind the copy), the whole WebAssembly heap is copied
+// out (Pyodide's memory snapshot: loadPyodide({_makeSnapshot}), makeMemorySnapshot()) and kept in
 // Cache Storage under a key naming the engine bundle (content-addressed) and the runtime
-// (versioned folder) and the worker script; any other build's snapshot is deleted then. The next visit restores it
-// (loadPyodide({_loadSnapshot})) instead of starting CPython and importing the engine.
+// (versioned folder) and the worker script; any other build's snapshot is deleted then. The next
+// visit restores it (loadPyodide({_loadSnapshot})) instead of starting CPython and importing the
+// engine.
+//
+// Why a heap copied after some calls restores an engine that answers as a fresh boot does: the
+// copy is taken between two calls, never during one (a call runs to its end inside one task of
+// the worker, and the copy runs in a task of its own or after a reply). Between calls the engine
+// holds its boot state (runtime, imported modules, catalogs) plus memos of pure functions
+// (functools.cache / lru_cache over catalog ids, formats and sizes, all functions of their
+// arguments and of the bundle's files, which are part of the key); engine.page keeps nothing of
+// a visitor's between calls (no module state is assigned by a call). A memo a restored engine
+// finds gives the value it would compute. tests/test_engine_snapshot.py checks a restored engine
+// against the CLI on a view the first visit did not compute.
 //
 // Why an earlier attempt failed with "offset is out of bounds": Pyodide writes the snapshot back
 // with HEAP8.set(), and the runtime's memory is created by the .wasm itself at its initial size

@@ -18,7 +18,10 @@ const ADOPT_CACHE = "tokfeel-adopted";
 const started = performance.now();
 let handle = null; // the Python function engine.page.handle, once loaded
 let bootingFrom = null; // the runtime's folder while it loads
-let pendingSnapshot = null; // keeps the booted engine's memory, run right after the boot's reply
+let pendingSnapshot = null; // keeps the booted engine's memory, run once (see keepSnapshotNow)
+/** Without a view call (a custom model waiting for its config.json) the snapshot is kept this
+ *  long after ready, between two calls like any other time. */
+const SNAPSHOT_FALLBACK_MS = 5000;
 /** Read by scripts/bench_page.py and the tests: when each boot step ended (ms since the worker
  *  started), whether the engine was restored from a snapshot or kept one, the heap's size. */
 const diagnostics = { marks: {}, snapshot: null, wasmHeapBytes: () => null };
@@ -149,7 +152,17 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started) };
 }
 
-/** Copy the booted engine's memory (before any call changes it) and keep it for the next visit. */
+/** Take the pending snapshot now (once): after the reply to the page's first view call, so the
+ *  numbers of the view the visitor opened (a shared link's) are not queued behind the copy; or
+ *  from the fallback timer. Always between two calls, never during one (snapshot.js says why
+ *  that state restores correctly). */
+function keepSnapshotNow() {
+  const snapshot = pendingSnapshot;
+  pendingSnapshot = null;
+  if (handle) snapshot?.();
+}
+
+/** Copy the booted engine's memory (between two calls) and keep it for the next visit. */
 function keepSnapshot(pyodide, key) {
   let bytes;
   try {
@@ -173,10 +186,7 @@ self.addEventListener("message", async (event) => {
     } catch (error) {
       reply(message.id, false, { message: `the engine could not start: ${error.message || error}`, field: null });
     }
-    // In the same task as the reply, so no call can run first (calls grow and change the heap).
-    const snapshot = pendingSnapshot;
-    pendingSnapshot = null;
-    snapshot?.();
+    if (pendingSnapshot) setTimeout(keepSnapshotNow, SNAPSHOT_FALLBACK_MS);
     return;
   }
   if (message.type === MSG.CALL) {
@@ -205,6 +215,7 @@ self.addEventListener("message", async (event) => {
     }
     const parsed = JSON.parse(answer);
     reply(message.id, parsed.ok, parsed.ok ? parsed.result : parsed.error);
+    if (pendingSnapshot && message.fn === "view") keepSnapshotNow();
   }
 });
 
