@@ -46,16 +46,9 @@ class App {
     this.urlNotice = $("#url-notice");
     this.session = new Session($('[data-testid="engine-status"]', header), {
       onReady: async () => {
-        const waiting = () => this.view.model === "custom" && !this.view.cfg;
-        if (this.urlNamedHardware) {
-          // A link that names its device keeps it whatever this computer is: its numbers come
-          // first (ready + one recompute); detection can then only add this computer (me).
-          if (!waiting()) await this.recompute();
-          if ((await this.detectThisComputer()) && !waiting()) await this.recompute();
-          return;
-        }
-        await this.detectThisComputer();
-        if (!waiting()) await this.recompute();
+        // A link naming its device: its numbers first, then detection (which can only add me).
+        if (this.urlNamedHardware) await this.recompute();
+        if ((await this.detectThisComputer()) || !this.urlNamedHardware) await this.recompute();
       },
       onDown: () => {
         this.recomputing = false;
@@ -163,15 +156,13 @@ class App {
   }
 
   /** Ask the engine what the browser's GPU is (once); at high confidence, on a visit whose URL
-   *  names no hardware, select it and write it into the URL like a pick. Resolves with whether
-   *  the view changed. */
+   *  names no hardware, select it and write it into the URL like a pick; true if it did. */
   async detectThisComputer() {
     if (this.detectionAsked) return false;
     this.detectionAsked = true;
     const result = await this.thisComputer.detect();
     if (result?.confidence !== "high") return false;
-    const patch = {};
-    if (!this.urlNamedThisComputer && !this.view.me) patch.me = result.id;
+    const patch = !this.urlNamedThisComputer && !this.view.me ? { me: result.id } : {};
     if (!this.urlNamedHardware && !this.hardwarePicked && this.view.hw !== result.id) patch.hw = result.id;
     if (!Object.keys(patch).length) return false;
     this.view = { ...this.view, ...patch };
@@ -262,7 +253,7 @@ class App {
   }
 
   async recompute() {
-    if (!this.session.ready) return;
+    if (!this.session.ready || (this.view.model === "custom" && !this.view.cfg)) return; // no config.json yet
     const seq = ++this.computeSeq;
     const asked = { ...this.view };
     this.jobs.cancel();
