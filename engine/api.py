@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .catalog import GB
-from .decode import ceiling_tps, run_mean_step, step_at
+from .decode import ceiling_tps, run_mean_step, step_at, unfused_attention_factor
 from .errors import EngineInputError
 from .measured import find, measured_kinds
 from .parallel import link
@@ -200,6 +200,8 @@ def estimate(request: dict) -> dict:
             "unpack_s": mean_step.unpack_s,
             "codebook_weights": bool(system.profile.dense_codebook_params or system.profile.expert_codebook_params),
             "kv_s": mean_step.kv_s,
+            # Without flash attention (CUDA, ROCm) the attention reads the cache this many times.
+            "kv_unfused_factor": unfused_attention_factor(system, run_start + (o.gen_tokens - 1) / 2),
             "matmul_s": mean_step.matmul_s,
             "attention_s": mean_step.attention_s,
             "fixed_s": mean_step.fixed_s,

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
+from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
 from .params import BackendParams
 from .parallel import split_sync_parts
 from .quant import KV_CODEBOOK_TYPES
@@ -220,6 +220,11 @@ def step_features(
 
     cards = parallel_cards(system)
     device, backend = system.device, system.backend
+    device_kv = kv_read - host_kv
+    unfused = unfused_attention_factor(system, attention_context)
+    if unfused != 1.0:
+        cache = batch * kv_context_elements * system.kv_bytes_per_element * (device_kv / kv_read if kv_read else 0.0)
+        device_kv += cache * (unfused - 1)
     threads = system.cpu_threads if backend == "cpu" else 0
     flops_rate = thread_limited_flops(device, threads) if threads else vector_flops(device, backend)
     host_bandwidth = host_flops_rate = 0.0
@@ -232,7 +237,7 @@ def step_features(
         device_expert_bytes=experts - host_experts,
         device_dense_params=dense_params,
         device_expert_params=expert_params,
-        device_kv_bytes=kv_read - host_kv,
+        device_kv_bytes=device_kv,
         device_matmul_flops=matmul_flops,
         device_attention_flops=attention_flops,
         bandwidth=bandwidth_bytes_s(device, backend) * cards,
@@ -267,6 +272,24 @@ def step_features(
             batch * kv_context_elements * placement.gpu_layer_fraction if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
         ),
     )
+
+
+#: Backends whose decode attention without flash attention streams the cache once per query
+#: head: ggml-cuda (CUDA, and ROCm through HIP). Not applied elsewhere: CPU backends decode within
+#: 2% with and without flash attention up to 8k context (ik_llama.cpp PR 273, Threadripper PRO
+#: 5975WX rows in the calibration set), and Metal's flash-attention-off rows (five Apple devices)
+#: were predicted worse with it (leave-one-device-out decode p90 0.59 -> 0.76): Apple's system
+#: level cache may serve the repeated reads.
+UNFUSED_ATTENTION_BACKENDS = ("cuda", "rocm")
+
+
+def unfused_attention_factor(system: System, context: float) -> float:
+    """Bytes the device's decode attention moves per byte of KV cache: 1 with flash attention;
+    without it ggml-cuda's kernels stream a GQA model's cache once per query head and pass the
+    scores through memory (kvcache.unfused_kv_read_factor)."""
+    if system.flash_attn or system.backend not in UNFUSED_ATTENTION_BACKENDS:
+        return 1.0
+    return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)
 
 
 #: Lowest CUDA compute capability with the __dp4a int8 dot product (ggml-cuda common.cuh

@@ -81,3 +81,43 @@ def attention_flops(arch: Architecture, new_tokens: int, depth: int) -> float:
 def decode_attention_flops(arch: Architecture, context: float) -> float:
     """FLOPs of attention for one generated token attending to ``context`` cached tokens."""
     return sum(n * layer.flops_per_pair * layer.cached_tokens(int(context)) for layer, n in layer_groups(arch))
+
+
+#: Bytes of F32 attention scores the unfused (no flash attention) decode path moves per query
+#: head and cached token: KQ written (4), read and written by the softmax (8), read by KQV (4)
+#: (llama.cpp src/llama-graph.cpp build_attn_mha: ggml_mul_mat, ggml_soft_max_ext, ggml_mul_mat).
+UNFUSED_SCORE_BYTES = 16.0
+
+
+def unfused_kv_read_factor(arch: Architecture, context: float, bytes_per_element: float) -> float:
+    """Bytes a decode step's attention moves without flash attention, per byte of KV cache read.
+
+    Without flash attention llama.cpp runs attention as matrix-vector products over the cache
+    (KQ = K^T q, then V softmax(KQ)), and its GPU kernels broadcast a KV head to the query
+    heads of its group by running one block per query head (ggml-cuda mmvf.cu: ``channel_x =
+    channel_dst / channel_ratio``; Metal's mul_mv the same with ``r2 = ne12 / ne02``): a GQA
+    model's cache streams once per query head, not once per KV head as in the fused kernel,
+    and the F32 scores go through memory (UNFUSED_SCORE_BYTES). An MHA model (one query head
+    per KV head) pays only the scores. The calibration's flash-attention-off rows show it: eight
+    CUDA cards with Llama 3 8B (4 query heads per KV head), tg512 to tg8192 from an empty
+    context, lose speed with context at the rate of ~4x its KV bytes (xiongjiedai rows in
+    data/calibration/measurements.csv; RTX 3090, Q4_K_M: 115.42 -> 97.31 tok/s from tg512 to
+    tg4096 is 1.61 ms more for 1,792 more tokens of mean context, 0.94 GB at four reads per
+    token: 583 GB/s, 62% of the card's 936 GB/s, where one read would be 146 GB/s, 16%).
+    Multi-head latent attention and recurrent layers keep their own cost (factor 1).
+    """
+    fused = unfused = 0.0
+    for layer, n in layer_groups(arch):
+        elements = layer.kv_read_elements_per_token
+        if not elements:
+            continue
+        tokens = max(layer.cached_tokens(int(context)), 1)
+        cache_bytes = n * tokens * elements * bytes_per_element
+        fused += cache_bytes
+        if layer.kind not in ("full", "sliding") or not layer.query_heads:
+            unfused += cache_bytes
+            continue
+        # 2 * heads * (qk + v head dims) FLOPs per pair: heads * (qk + v) elements, one read per query head.
+        per_query_head = max(layer.flops_per_pair / 2, elements)
+        unfused += n * tokens * (per_query_head * bytes_per_element + UNFUSED_SCORE_BYTES * layer.query_heads)
+    return unfused / fused if fused else 1.0

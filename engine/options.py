@@ -81,7 +81,15 @@ class Option:
         return 0 if self.default is None and self.type == "int" else self.default
 
     def view_field(self) -> dict:
-        """The page's view field for this option (engine/page/fields.py VIEW_FIELDS)."""
+        """The page's view field for this option (engine/page/fields.py VIEW_FIELDS). A switch is
+        a menu of on and off, with "auto" first where the engine decides (default None)."""
+        if self.type == "bool":
+            choices = (["auto"] if self.default is None else []) + ["on", "off"]
+            default = "auto" if self.default is None else ("on" if self.default else "off")
+            spec = {"default": default, "kind": "choice", "choices": choices, "doc": self.help}
+            if self.devices:
+                spec["devices"] = list(self.devices)
+            return spec
         kind = {"int": "int", "float": "number", "choice": "choice", "text": "text"}[self.type]
         spec = {"default": self.page_default(), "kind": kind}
         if kind == "text":
@@ -143,7 +151,8 @@ OPTIONS: tuple[Option, ...] = (
            "blk.N.ffn_up_exps.weight ...) matches go to CPU (system RAM) or a GPU buffer, e.g. exps=CPU",
            flag="--override-tensor", devices=("gpu",), extra={"aliases": ("-ot",), "max_length": MAX_NAME_LENGTH}),
     Option("kv_quant", "choice", "f16", "KV cache type", choices=KV_TYPES, flag="--kv-quant", view="kv"),
-    Option("flash_attn", "bool", None, "flash attention on or off (default: the engine's)", flag="--flash-attn"),
+    Option("flash_attn", "bool", None, "flash attention on or off (default: the engine's); without it a GPU's decode "
+           "attention streams a GQA model's KV cache once per query head", flag="--flash-attn", view="fa"),
     _int("prefix_cached", 0, 0, MAX_TOKENS, "prompt tokens already in the prompt cache", unit="tokens", flag="--prefix-cached"),
     Option("draft", "name", None, "draft model for speculative decoding", flag="--draft"),
     Option("mtp", "bool", False, "use the model's multi-token-prediction head", flag="--mtp"),

@@ -145,6 +145,22 @@ def test_advanced_settings_reach_the_engine(app):
     show(page)
 
 
+def test_flash_attention_off_reaches_the_engine(app):
+    """Advanced 'Flash attention' (view key fa, engine/options.py): off is the request's
+    flash_attn false and the CLI line's --no-flash-attn; the numbers are the engine's."""
+    page, _log, _console = app
+    show(page)
+    open_advanced(page)
+    page.fill('[data-testid="depth-tokens"]', "8000")
+    page.select_option('[data-testid="fa-select"]', "off")
+    page.wait_for_function("() => ['depth=8000', 'fa=off'].every(p => location.search.includes(p))")
+    view = page_view(page)
+    page.wait_for_function("(v) => Object.entries(v).every(([k, x]) => window.__tokfeel.current()?.view[k] === x)", arg=view)
+    assert_numbers_are_the_engines(page)
+    assert "--no-flash-attn" in page.inner_text('[data-testid="cli-line"]')
+    show(page)
+
+
 def test_the_links_between_cards_reach_the_engine(app):
     """Advanced: the PCIe slots and an NVLink bridge. The bridge choice is offered only where a
     bridge exists (a 3090 pair), not on a 4090 or a single card; both reach the engine and the

@@ -62,6 +62,22 @@ def test_breakdown_names_the_batched_step_and_recurrent_layer_costs(app):
     assert "Recurrent layers" in page.inner_text('[data-testid="breakdown-decode"]')
 
 
+def test_breakdown_names_flash_attention_off(app):
+    """engine/kvcache.py unfused_kv_read_factor: with flash attention off a CUDA card's decode
+    attention reads the GQA cache once per query head; the explain panel says so, with the factor,
+    and llama-bench's command carries -fa 0."""
+    page, _log, _console = app
+    view = show(page, query(hw="rtx-4090", depth=8000, fa="off"))
+    factor = estimate_view(view)["estimate"]["breakdown"]["kv_unfused_factor"]
+    rows = page.inner_text('[data-testid="breakdown-decode"]')
+    assert "Flash attention off" in rows
+    assert numbers_in(rows.split("Flash attention off")[1])[0] == pytest.approx(factor, abs=0.05)
+    bench = shlex.split(page.inner_text('[data-testid="commands"] [data-tool="llama-bench"] pre'))
+    assert bench[bench.index("-fa") + 1] == "0"
+    show(page, query(hw="rtx-4090", depth=8000))
+    assert "Flash attention off" not in page.inner_text('[data-testid="breakdown-decode"]')
+
+
 @pytest.mark.parametrize("kind", ["context", "models", "hardware", "batch"])
 def test_charts_hold_the_engines_sweeps(app, kind):
     page, _log, _console = app

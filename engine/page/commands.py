@@ -7,7 +7,7 @@ import json
 import shlex
 
 from ..errors import EngineInputError
-from ..options import OPTIONS
+from ..options import OPTION, OPTIONS
 from ..request import KNOWN_KEYS, parse_options
 from .fields import _shown
 
@@ -62,6 +62,9 @@ def cli_command(request: dict) -> str:
     for key, flag in CLI_SWITCHES.items():
         if request.get(key):
             parts.append(flag)
+        elif request.get(key) is False and OPTION[key].default is None:
+            # A switch the engine decides by default (flash attention) also has its "off" flag.
+            parts.append("--no-" + flag.removeprefix("--"))
     return shlex.join(parts + ["--json"])
 
 
@@ -106,10 +109,11 @@ def check_commands(request: dict, result: dict) -> list[dict]:
     bench = ["llama-bench", "-m", gguf, "-p", str(prompt), "-n", "128"]
     if depth:
         bench += ["-d", str(depth)]
-    bench += _llama_common(request, result) + ["-fa", "1"]
+    flash = result.get("flash_attn", True)
+    bench += _llama_common(request, result) + ["-fa", "1" if flash else "0"]
     context = depth + prompt + request["gen_tokens"] + request.get("reasoning_tokens", 0)
     server = ["llama-server", "-m", gguf, "-c", str(max(4096, context)), "--port", "8080"]
-    server += _llama_common(request, result) + ["-fa", "on"]
+    server += _llama_common(request, result) + ["-fa", "on" if flash else "off"]
     if request.get("draft"):
         server += ["-md", f"{request['draft']}-{result['quant']}.gguf", "--draft-max", str(request.get("draft_tokens", 4))]
     if request.get("batch", 1) > 1:

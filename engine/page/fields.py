@@ -56,6 +56,7 @@ VIEW_FIELDS = {
     "depth": _option("depth"),
     # runs_on: the backends each KV cache type runs on (engines.kv_backends), for the page's picker.
     "kv": _option("kv_quant", runs_on={kv: list(kv_backends(kv)) for kv in OPTION["kv_quant"].choices}),
+    "fa": _option("flash_attn", labels={"auto": "the engine's default", "on": "on", "off": "off (-fa 0)"}),
     "gpus": _option("gpus"),
     "split": _option("split", labels={"layer": "by layers (pipeline)", "row": "by rows (llama.cpp -sm row)", "tensor": "tensor parallel (vLLM)"}),
     "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "devices": list(OPTION["nvlink"].devices),

@@ -175,6 +175,8 @@ def request_for_view(view: dict) -> dict:
         **_speculative(v),
     }
     request.update({key: value for key, value in optional.items() if value})
+    if v["fa"] != "auto":
+        request["flash_attn"] = v["fa"] == "on"
     return request
 
 

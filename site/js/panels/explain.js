@@ -37,8 +37,11 @@ function decodeRows(e) {
   if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})`]);
   rows.push(
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
-    ["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`],
   );
+  if (b.kv_unfused_factor > 1) {
+    rows.push(["Flash attention off", `the attention runs as separate kernels that read each KV head once per query head and pass the scores through memory: ${fmt.number(b.kv_unfused_factor, 1)}× the cache's bytes (included above)`]);
+  }
+  rows.push(["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`]);
   if (b.recurrent_s > 0) rows.push(["Recurrent layers", `${fmt.duration(b.recurrent_s)} of that: the gated-DeltaNet or Mamba layers update their state with a chain of small kernels of their own`]);
   if (b.batched_s > 0) rows.push(["Batched step", `${fmt.duration(b.batched_s)} of that: a step carrying several sequences launches its kernels one by one (no graph replay), a host cost that a faster GPU does not shrink`]);
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
