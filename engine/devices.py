@@ -50,11 +50,47 @@ QUALIFIER = re.compile(r"^(.*\S)\s*\(([^()]*)\)\s*$")
 SLICE = re.compile(r"\b(\d{1,4})\s*-?\s*(cores?|vcpus?|threads?)\b", re.IGNORECASE)
 
 
+#: What /proc/cpuinfo's "model name" (also lscpu, llama-bench's cpu_info, Windows' processor
+#: name) adds to a CPU's product name: trademark marks, "13th Gen", "CPU @ 2.00GHz",
+#: "64-Core Processor", "w/ Radeon 780M Graphics". Removed to read the product name, e.g.
+#: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz" -> "Intel Xeon Gold 6338".
+CPUINFO_NOISE = (
+    re.compile(r"\((?:R|TM|C)\)", re.IGNORECASE),
+    re.compile(r"\b\d{1,2}(?:st|nd|rd|th) Gen\b", re.IGNORECASE),
+    re.compile(r"@\s*\d+(?:\.\d+)?\s*GHz", re.IGNORECASE),
+    re.compile(r"\b\d{1,3}-Core Processor\b", re.IGNORECASE),
+    re.compile(r"\s(?:w/|with) Radeon\b.*$", re.IGNORECASE),
+    re.compile(r"\bCPU\b(?=\s*(?:@|$|E\d|E-\d))"),
+)
+
+
+def cpuinfo_product_name(name: str) -> str:
+    """The product name in a CPU model name as the operating system prints it."""
+    for noise in CPUINFO_NOISE:
+        name = noise.sub(" ", name)
+    return " ".join(name.split())
+
+
 def resolve_device(name: str) -> Device:
     """The catalog device a name means. A name the catalog does not know may carry a qualifier in
     parentheses: a board with its chip, ``"Board (SoC)"``, resolves to the chip when the board is
     unknown; a slice of a bigger CPU, ``"Part (cloud VM, N cores)"``, resolves to the part cut to
-    N cores (``N vCPUs`` / ``N threads``: hardware threads, two per core where the part has SMT)."""
+    N cores (``N vCPUs`` / ``N threads``: hardware threads, two per core where the part has SMT).
+    A CPU model name as /proc/cpuinfo prints it resolves to its product (``cpuinfo_product_name``)."""
+    try:
+        return _resolve_named(name)
+    except EngineInputError:
+        product = cpuinfo_product_name(name) if isinstance(name, str) else name
+        if product == name or not product:
+            raise
+        try:
+            return _resolve_named(product)
+        except EngineInputError:
+            pass
+        raise
+
+
+def _resolve_named(name: str) -> Device:
     try:
         return _lookup(name)
     except EngineInputError:

@@ -3,6 +3,7 @@ names with a qualifier (a board and its chip, a cloud slice of a part); multi-so
 
 import pytest
 
+from engine.errors import EngineInputError
 from engine.hardware import CPU_ISAS, load_hardware
 from engine.system import build_system, resolve_device
 
@@ -130,3 +131,40 @@ def test_board_aliases_resolve_to_the_same_silicon(name, entry, bandwidth, fp32)
     assert device.base_id == entry
     assert device.bandwidth_gbs == pytest.approx(bandwidth, rel=1e-3)
     assert device.fp32_tflops == pytest.approx(fp32, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "printed,entry",
+    [
+        ("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", "intel-xeon-gold-6338"),
+        ("AMD EPYC 7763 64-Core Processor", "amd-epyc-7763"),
+        ("13th Gen Intel(R) Core(TM) i5-13600K", "intel-core-i5-13600k"),
+        ("Intel(R) Xeon(R) CPU E5-2690 v3 @ 2.60GHz", "intel-xeon-e5-2690-v3"),
+        ("AMD Ryzen 9 7950X 16-Core Processor", "amd-ryzen-9-7950x"),
+        ("Intel(R) Core(TM) i7-1185G7 @ 3.00GHz", "intel-core-i7-1185g7"),
+    ],
+)
+def test_cpu_names_as_the_os_prints_them_resolve(printed, entry):
+    """/proc/cpuinfo, lscpu and llama-bench's cpu_info name a CPU with trademark marks, a generation,
+    a clock or a core count around the product name."""
+    assert resolve_device(printed).base_id == entry
+
+
+def test_cpuinfo_noise_alone_is_not_a_device():
+    with pytest.raises(EngineInputError):
+        resolve_device("Intel(R) Core(TM) CPU @ 2.00GHz")
+
+
+def test_bitnet_3b_is_the_config_read_and_resolves_as_calibration_names_it():
+    """BitNet b1.58 3B (the model of the IQ2_BN calibration rows): its config as 0xBitNet's transcription
+    of the 3B config.json states it, and the parameter count llama-bench prints (3.43 B) follows from it."""
+    from engine.models import load_models
+    from engine.system import resolve_model
+
+    model = load_models()["bitnet-b1.58-3b"]
+    assert "m96-chan/0xBitNet/blob/5665a125" in model.verified_from
+    c = model.config
+    assert (c["num_hidden_layers"], c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["intermediate_size"], c["vocab_size"]) == (26, 3200, 32, 32, 8640, 32002)
+    counted = c["num_hidden_layers"] * (4 * 3200**2 + 3 * 3200 * 8640) + 2 * 32002 * 3200
+    assert counted / 1e9 == pytest.approx(model.params_b, abs=0.005)
+    assert resolve_model("bitnet_b1_58-3B").id == "bitnet-b1.58-3b"
