@@ -205,11 +205,14 @@ HARDWARE_FIELDS: tuple[Option, ...] = (
     # (giving the bandwidth when bandwidth_gbs is left out), clocks, chiplets, instruction sets.
     Option("cpu_cores", "int", None, "CPU physical cores", lo=1, hi=1024, view="hw_cores", devices=("cpu",),
            extra={"unset": "not stated"}),
-    Option("cpu_threads", "int", None, "CPU hardware threads", lo=1, hi=2048, devices=("cpu",)),
+    Option("cpu_threads", "int", None, "CPU hardware threads", lo=1, hi=2048, view="hw_threads", devices=("cpu",),
+           extra={"unset": "one per core"}),
     Option("cpu_p_cores", "int", None, "performance cores of a hybrid CPU", lo=1, hi=1024, devices=("cpu",)),
-    Option("memory_channels", "int", None, "memory channels", lo=1, hi=24, devices=("cpu",)),
-    Option("memory_data_rate_mts", "float", None, "memory data rate (with memory_channels, instead of bandwidth_gbs)",
-           lo=400, hi=40000, unit="MT/s", devices=("cpu",)),
+    Option("memory_channels", "int", None, "64-bit memory channels", lo=1, hi=24, view="hw_ch", devices=("cpu",),
+           extra={"unset": "not stated"}),
+    # Data rates are whole MT/s (DDR5-5600, LPDDR5X-8533).
+    Option("memory_data_rate_mts", "int", None, "memory data rate (with memory_channels, instead of bandwidth_gbs)",
+           lo=400, hi=40000, unit="MT/s", view="hw_mts", devices=("cpu",), extra={"unset": "not stated"}),
     Option("cpu_base_clock_ghz", "float", None, "CPU base clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
     Option("cpu_boost_clock_ghz", "float", None, "CPU boost clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
     Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", lo=4, hi=256, devices=("cpu",)),
@@ -222,7 +225,8 @@ HARDWARE_FIELD = {option.key: option for option in HARDWARE_FIELDS}
 
 
 def hardware_view_field(key: str) -> dict:
-    """The page's view field for a custom-device field (hw_name, hw_kind, hw_mem, hw_bw, hw_tf, hw_cores)."""
+    """The page's view field for a custom-device field (hw_name, hw_kind, hw_mem, hw_bw, hw_tf, hw_cores, hw_threads,
+    hw_ch, hw_mts)."""
     option = HARDWARE_FIELD[key]
     if option.type == "text":
         return {"default": option.view_default, "kind": "text", "max_length": option.extra["max_length"], "doc": f"custom hardware: {option.help}"}

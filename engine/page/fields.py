@@ -100,6 +100,11 @@ VIEW_FIELDS = {
     "hw_bw": hardware_view_field("bandwidth_gbs"),
     "hw_tf": hardware_view_field("fp16_tflops"),
     "hw_cores": hardware_view_field("cpu_cores"),
+    "hw_threads": hardware_view_field("cpu_threads"),
+    # Channels and data rate: with both stated and the bandwidth the spec sheet's peak (hw_bwm),
+    # the engine derives the bandwidth from them (devices.custom_device), not the page.
+    "hw_ch": hardware_view_field("memory_channels"),
+    "hw_mts": hardware_view_field("memory_data_rate_mts"),
     "hw_isa": {"default": "avx2", "kind": "choice", "devices": list(HARDWARE_FIELD["cpu_isa"].devices),
                "doc": "custom CPU: the vector/matrix instructions its kernels can use",
                "labels": {"avx2": "x86 AVX2", "avx-vnni": "x86 AVX-VNNI (Intel 12th gen+)", "avx512": "x86 AVX-512 (no VNNI)",

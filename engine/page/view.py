@@ -67,6 +67,10 @@ def custom_hardware(v: dict) -> dict:
         spec["bandwidth_measured"] = True
     if HARDWARE_FIELD["cpu_isa"].applies_to(kind):
         spec["cpu_isa"] = v["hw_isa"]
+    if v["hw_bwm"] == "peak" and "memory_channels" in spec and "memory_data_rate_mts" in spec:
+        # The spec sheet's peak of a CPU whose channels and speed are stated is theirs: the engine
+        # computes it (channels x 8 bytes x MT/s), the bandwidth field is not read.
+        del spec["bandwidth_gbs"]
     return spec
 
 

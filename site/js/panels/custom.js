@@ -39,12 +39,13 @@ export class CustomModel {
       config: q("#model-config"),
       modelError: q("#custom-model-error"),
     };
-    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_bwm: q("#hw-bwm"), hw_cores: q("#hw-cores"), hw_isa: q("#hw-isa") };
+    this.hwInputs = { hw_name: q("#hw-name"), hw_bw: q("#hw-bw"), hw_mem: q("#hw-mem"), hw_tf: q("#hw-tf"), hw_bwm: q("#hw-bwm"), hw_cores: q("#hw-cores"), hw_threads: q("#hw-threads"), hw_ch: q("#hw-ch"), hw_mts: q("#hw-mts"), hw_isa: q("#hw-isa") };
     // The backend and the unified-memory box decide the kind (readKind); the CPU's own fields
     // show for the cpu backend only.
     this.kindInputs = { backend: q("#hw-backend"), unified: q("#hw-unified") };
     this.ui.unifiedField = q("#hw-unified-field");
     this.ui.cpuFields = q("#custom-cpu-fields");
+    this.ui.bwNote = q("#hw-bw-note");
     q("#model-config-apply").addEventListener("click", () => {
       const { compact, error } = checkConfig(this.ui.config.value.trim());
       this.showModelError(error || "");
@@ -70,6 +71,11 @@ export class CustomModel {
 
   showDependent(view) {
     this.ui.cpuFields.hidden = view.hw_kind !== "cpu";
+    // A CPU's peak from its channels and speed is the engine's (engine/page/view.py custom_hardware):
+    // the bandwidth field is then not read, and says so.
+    const derived = view.hw_kind === "cpu" && view.hw_bwm === "peak" && view.hw_ch > 0 && view.hw_mts > 0;
+    this.hwInputs.hw_bw.disabled = derived;
+    this.ui.bwNote.hidden = !derived;
     this.ui.unifiedField.hidden = view.hw_kind === "cpu";
     this.ui.hardware.hidden = view.hw !== "custom";
     this.ui.model.hidden = view.model !== "custom";
