@@ -38,7 +38,17 @@ from .params import BackendParams
 from .arch import Architecture
 from .engines import Engine
 from .quant import QuantFormat, storage, tensor_types
-from .roofline import bandwidth_bytes_s, core_share, matmul_flops, realised_bandwidth, soc_memory, thread_limited_flops, vector_flops
+from .roofline import (
+    bandwidth_bytes_s,
+    core_share,
+    cpu_attention_kernel,
+    cpu_kernel,
+    matmul_flops,
+    realised_bandwidth,
+    soc_memory,
+    thread_limited_flops,
+    vector_flops,
+)
 from .system import System
 from .weights import LOOKUP_TENSORS, distinct_expert_fraction
 
@@ -164,6 +174,20 @@ def attention_slowdown(system: System, matmul_rate: float) -> float:
     return max(1.0, matmul_rate / (2 * fp32 * 1e12))
 
 
+def cpu_attention_slowdown(system: System) -> float:
+    """How many times slower a CPU's prefill attention runs than its matrix multiplications.
+
+    The attention products (Q.K and the softmax times V, with or without flash attention) run on
+    the cache type's kernel, not the weights': against an f16 cache ggml and ik_llama.cpp convert
+    and multiply in FP32 (ggml-cpu ops.cpp flash_attn_ext_f16 vec_dot on the K type; iqk
+    fa/iqk_fa_templates.h HelperF16), against q8_0 as int8 dot products (roofline
+    cpu_attention_kernel). So on an AVX-512 VNNI core a Q4_K_M model's matmuls run int8 (4x FP32)
+    while an f16 cache's attention runs at the converted-FP32 rate (0.5x): 8x slower per FLOP,
+    where a q8_0 cache's runs at the matmuls' rate."""
+    kv_type = system.options.kv_quant
+    return cpu_kernel(system.device, system.quant).factor / cpu_attention_kernel(system.device, kv_type, prefill=True).factor
+
+
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
     """Features of processing ``tokens`` new tokens per sequence after ``depth`` cached ones."""
     arch = system.arch
@@ -187,6 +211,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     if system.backend == "cpu":
         rate *= core_share(system.device, system.cpu_threads)
         vector_rate = thread_limited_flops(system.device, system.cpu_threads)
+        attn_flops *= cpu_attention_slowdown(system)
         if system.quant.kind != "dense":
             cpu_paths = cpu_unpack_weights(arch, system.quant, system.engine)
     split = system.options.split

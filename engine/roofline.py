@@ -245,14 +245,30 @@ def cpu_kernel(device: Device, quant: QuantFormat) -> CpuKernel:
     return _float_kernel(isa, quant.weight_type)
 
 
-def cpu_attention_kernel(device: Device, kv_type: str) -> CpuKernel:
+def cpu_attention_kernel(device: Device, kv_type: str, prefill: bool = False) -> CpuKernel:
     """The kernel a CPU's attention scores (Q.K) run on: against a cache quantised to 8 or 4 bits
     (q8_0, q4_0 ...) the queries are quantised to int8 and multiplied as int8 dot products, like
     quantised weights (ik_llama.cpp ggml/src/iqk/fa/iqk_fa_templates.h compute_helper_q; ggml's
-    vec_dot of the cache type); an f16/bf16 cache goes through the 16-bit path, f32 FP32 FMA."""
+    vec_dot of the cache type); an f16/bf16 cache goes through the 16-bit path, f32 FP32 FMA.
+
+    ``prefill``: a micro-batch's queries meet the same cached rows again and again from the core's
+    caches, so the loop runs at its arithmetic rate, and a 16-bit cache on an x86 core without a
+    16-bit dot product (F16 everywhere; BF16 without AVX-512 BF16) costs a conversion per vector
+    of FMAs: ggml's F16 vector loads are ``_mm256_cvtph_ps`` / ``_mm512_cvtph_ps``
+    (ggml/src/ggml-cpu/simd-mappings.h, GGML_F32Cx8_LOAD / GGML_F32Cx16_LOAD), ik_llama.cpp's FA
+    kernels the same (ggml/src/iqk/fa/iqk_fa_templates.h, HelperF16), and a cached element is
+    converted at each use (a tiled weight GEMM converts a tile once for many columns).
+    ``vcvtph2ps`` issues on the FMA ports (Intel Intrinsics Guide: ``_mm256_cvtph_ps`` CPI 1 on
+    Skylake against ``_mm256_fmadd_ps`` CPI 0.5; uops.info VCVTPH2PS: p01 + p5), so the FMA
+    rate halves: 0.5. In decode each cached element is streamed from memory once per query head
+    and the conversion hides under the load; it keeps the plain FP32 rate. Arm cores multiply F16
+    natively (2x)."""
     isa = set(cpu_isa(device))
     if kv_type in ("f16", "bf16"):
-        return _float_kernel(isa, kv_type)
+        kernel = _float_kernel(isa, kv_type)
+        if prefill and kernel.factor == 1.0 and "neon" not in isa:
+            return CpuKernel(f"FP32 FMA on a {kv_type.upper()} cache widened element by element (F16C)", 0.5)
+        return kernel
     if kv_type == "f32":
         return CpuKernel("FP32 FMA", 1.0)
     return _int8_kernel(isa)

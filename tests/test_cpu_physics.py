@@ -235,3 +235,56 @@ def test_depth_sweeps_on_cpus_slow_gently(request_, depth, measured):
     start = 128 if "gen_tokens" in request_ else 0
     ratio = rates(**base, depth=depth)[0] / rates(**base, depth=start)[0]
     assert abs(ratio - measured) <= 0.15
+
+
+@pytest.mark.parametrize(
+    "hardware,kv,prefill,name,factor",
+    [
+        # x86 without a 16-bit dot product: an f16 cache is widened per element in prefill.
+        ("Intel Xeon Gold 6138", "f16", True, "F16C", 0.5),
+        ("Ryzen 9 7950X", "f16", True, "F16C", 0.5),
+        # ... and in decode the conversion hides under the stream from memory.
+        ("Intel Xeon Gold 6138", "f16", False, "FP32 FMA", 1.0),
+        # AVX-512 BF16 multiplies a bf16 cache natively; Arm multiplies F16 natively.
+        ("Ryzen 9 7950X", "bf16", True, "AVX-512 BF16", 2.0),
+        ("Apple M2 Max", "f16", True, "Arm half precision", 2.0),
+        # A q8_0 cache runs the int8 dot products of quantised weights.
+        ("Intel Xeon 6980P", "q8_0", True, "AVX-512 VNNI", 4.0),
+    ],
+)
+def test_attention_kernel_per_isa_and_cache_type(hardware, kv, prefill, name, factor):
+    from engine.roofline import cpu_attention_kernel
+
+    kernel = cpu_attention_kernel(resolve_device(hardware), kv, prefill=prefill)
+    assert name in kernel.name and kernel.factor == factor
+
+
+def test_prefill_attention_runs_on_the_cache_types_kernel():
+    """A q8_0 cache's prefill attention runs the int8 dot products of the Q4_0 matmuls, an f16
+    cache's the widened FP32 FMA: on an AVX-512 VNNI core (Xeon 6980P) 4 / 0.5 = 8x slower per
+    FLOP, so the f16 cache loses more prefill speed with depth than the q8_0 one."""
+    from engine.prefill import cpu_attention_slowdown
+
+    base = {"hardware": "Intel Xeon 6980P", "model": "Qwen2.5-72B", "quant": "Q4_0", "engine": "ik_llama.cpp", "threads": 128}
+    assert cpu_attention_slowdown(build_system({**base, "kv_quant": "q8_0"})) == 1.0
+    assert cpu_attention_slowdown(build_system({**base, "kv_quant": "f16"})) == 8.0
+    slow = {kv: rates(**base, kv_quant=kv, depth=4096, prompt_tokens=2048)[1] / rates(**base, kv_quant=kv, prompt_tokens=2048)[1] for kv in ("q8_0", "f16")}
+    assert slow["f16"] < slow["q8_0"]
+
+
+@pytest.mark.parametrize(
+    "request_,depth,measured",
+    [
+        # ik_llama.cpp PR 534 (ubergarm, llama-sweep-bench -ctk q8_0 -ctv q8_0 -fa -ub 2048):
+        # Qwen2.5-72B (Kimi-Dev-72B) Q4_0 pp2048 on one Xeon 6980P socket, 128 threads: 118.79
+        # tok/s at an empty cache, 107.41 at 4,096 tokens; on a Threadripper PRO 7965WX, 24
+        # threads: 45.60 and 40.80.
+        ({"hardware": "Intel Xeon 6980P", "threads": 128}, 4096, 107.41 / 118.79),
+        ({"hardware": "Threadripper PRO 7965WX", "threads": 24}, 4096, 40.80 / 45.60),
+    ],
+)
+def test_prefill_depth_sweeps_with_a_q8_0_cache(request_, depth, measured):
+    base = {**request_, "model": "Qwen2.5-72B", "quant": "Q4_0", "engine": "ik_llama.cpp", "flash_attn": True,
+            "kv_quant": "q8_0", "prompt_tokens": 2048, "ubatch": 2048}
+    ratio = rates(**base, depth=depth)[1] / rates(**base)[1]
+    assert abs(ratio - measured) <= 0.05
