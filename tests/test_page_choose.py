@@ -32,6 +32,13 @@ def assert_numbers_are_the_engines(page):
             assert value(page, f'.results [data-testid="{testid}"]') == pytest.approx(expected[key], rel=1e-9), key
 
 
+def wait_for_the_engine_on_the_view(page) -> dict:
+    """Wait until the numbers on screen were computed for the view now in the URL; return it."""
+    view = page_view(page)
+    page.wait_for_function("(v) => Object.entries(v).every(([k, x]) => window.__tokfeel.current()?.view[k] === x)", arg=view)
+    return view
+
+
 def open_advanced(page):
     page.evaluate("() => { document.querySelector('#advanced').open = true; }")
 
@@ -131,8 +138,7 @@ def test_advanced_settings_reach_the_engine(app):
     page.select_option('[data-testid="spec-select"]', "draft")
     page.select_option('[data-testid="workload-select"]', "code")
     page.wait_for_function("() => ['depth=8000', 'kv=q8_0', 'gpus=2', 'split=row', 'batch=4', 'spec=draft', 'workload=code'].every(p => location.search.includes(p))")
-    view = page_view(page)
-    page.wait_for_function("(v) => Object.entries(v).every(([k, x]) => window.__tokfeel.current()?.view[k] === x)", arg=view)
+    wait_for_the_engine_on_the_view(page)
     assert_numbers_are_the_engines(page)
     cli = page.inner_text('[data-testid="cli-line"]')
     for flag in ("--depth 8000", "--kv-quant q8_0", "--gpus 2", "--split row", "--batch 4", "--draft llama-3.2-1b", "--workload code"):
@@ -154,8 +160,7 @@ def test_flash_attention_off_reaches_the_engine(app):
     page.fill('[data-testid="depth-tokens"]', "8000")
     page.select_option('[data-testid="fa-select"]', "off")
     page.wait_for_function("() => ['depth=8000', 'fa=off'].every(p => location.search.includes(p))")
-    view = page_view(page)
-    page.wait_for_function("(v) => Object.entries(v).every(([k, x]) => window.__tokfeel.current()?.view[k] === x)", arg=view)
+    wait_for_the_engine_on_the_view(page)
     assert_numbers_are_the_engines(page)
     assert "--no-flash-attn" in page.inner_text('[data-testid="cli-line"]')
     show(page)
