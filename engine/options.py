@@ -174,7 +174,7 @@ OPTIONS: tuple[Option, ...] = (
          unit="tokens", flag="--ctx-size", view="ctx", extra={"unset": "what the request uses: chat so far + prompt + answer"}),
     _int("llama_cpp_build", None, 3000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
          "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653)", flag="--llama-cpp-build",
-         extra={"unset": "a current release"}),
+         view="build", extra={"unset": "a current release"}),
     _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
     _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
     Option("schedule", "bool", False, "return per-token times for the page's stream"),

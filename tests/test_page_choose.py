@@ -166,6 +166,24 @@ def test_flash_attention_off_reaches_the_engine(app):
     show(page)
 
 
+def test_the_llama_cpp_build_reaches_the_engine(app):
+    """Advanced 'llama.cpp build' (view key build, engine/options.py llama_cpp_build): b7423 on an
+    RDNA4 card runs prefill flash attention on the shader units (before b7654), so prefill at depth
+    is slower, the explain panel says why and the CLI line carries --llama-cpp-build."""
+    page, _log, _console = app
+    show(page, query(hw="radeon-ai-pro-r9700", model="qwen3-30b-a3b", prompt=2048, depth=16384))
+    open_advanced(page)
+    assert "Attention kernel" not in page.inner_text('[data-testid="breakdown-prefill"]')
+    page.fill('[data-testid="build-input"]', "7423")
+    page.press('[data-testid="build-input"]', "Tab")
+    page.wait_for_function("() => location.search.includes('build=7423')")
+    wait_for_the_engine_on_the_view(page)
+    assert_numbers_are_the_engines(page)
+    assert "--llama-cpp-build 7423" in page.inner_text('[data-testid="cli-line"]')
+    assert "llama.cpp b7423 runs flash attention on the shader units" in page.inner_text('[data-testid="breakdown-prefill"]')
+    show(page)
+
+
 def test_the_links_between_cards_reach_the_engine(app):
     """Advanced: the PCIe slots and an NVLink bridge. The bridge choice is offered only where a
     bridge exists (a 3090 pair), not on a 4090 or a single card; both reach the engine and the

@@ -217,8 +217,9 @@ def test_llama_server_model_prediction_timings_flags_and_share(view_3060, tmp_pa
     assert result["model"] == "llama-3.2-1b", result
     assert "Llama 3.2 1B, Q4_K_M, 0.81 GB" in result["how"] and "from the server" in result["how"]
     report = {"server": "llama-server", "names": ["Llama-3.2-1B-Instruct-Q4_K_M.gguf", "Llama-3.2-1B-Instruct-Q4_K_M.gguf"], "ftype": "Q4_K - Medium",
-              "params": 1235814432, "size_bytes": 807694464, "n_ctx": 4096, "n_embd": 2048}
+              "params": 1235814432, "size_bytes": 807694464, "n_ctx": 4096, "n_embd": 2048, "build_info": "b6123-deadbeef"}
     expected = expected_prediction(view, report)
+    assert expected["view"]["build"] == 6123 and "llama.cpp b6123" in result["how"]
     assert float(result["predicted"]) == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9)
     assert "78.9" in result["own"] and "1,375" in result["ownPrefill"]
     assert float(result["measured"]) == pytest.approx(RATE_TPS, rel=0.25)

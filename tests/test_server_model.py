@@ -98,3 +98,26 @@ def test_the_files_size_and_the_servers_kv_allocation_are_what_is_predicted():
     small = resolve(server="llama-server", names=["Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"], n_ctx=4096, size_bytes=4.92e9)
     assert small["estimate"]["memory"]["kv_gb"] < 1 and small["estimate"]["fit"] == "fits"
     assert "4,096 tokens" in small["text"] and not small["checks"]
+
+
+def test_llama_servers_build_is_the_build_predicted():
+    """llama-server's /props build_info ("b7423-...") is the build the prediction is for: before
+    b7654 RDNA4 ran prefill flash attention on its shader ALUs (engine/prefill.py)."""
+    on_r9700 = {**VIEW, "hw": "radeon-ai-pro-r9700", "engine": "llama.cpp", "prompt": 2048, "depth": 16384}
+    report = {"server": "llama-server", "names": ["Qwen3-30B-A3B-Q4_K_M.gguf"], "ftype": "Q4_K - Medium"}
+    old = server_model({"report": {**report, "build_info": "b7423-8a1b2c3d"}, "view": on_r9700})
+    new = server_model({"report": {**report, "build_info": "b9187-00aa11bb"}, "view": on_r9700})
+    assert (old["view"]["build"], new["view"]["build"]) == (7423, 9187)
+    assert "llama.cpp b7423" in old["text"]
+    assert old["estimate"]["prefill_tps"] < 0.9 * new["estimate"]["prefill_tps"]
+    assert old["estimate"] == estimate_view(old["view"])["estimate"]
+    # Not a build number the engine takes, or not a llama-server: the engine's current release.
+    for build_info, server in (("unknown", "llama-server"), ("b12-abc", "llama-server"), ("b7423", "ollama")):
+        result = server_model({"report": {**report, "server": server, "build_info": build_info}, "view": on_r9700})
+        assert "build" not in result["view"] or result["view"]["build"] == 0, build_info
+
+
+def test_the_build_field_reaches_the_request():
+    view = {**VIEW, "build": 7423}
+    assert estimate_view(view)["request"]["llama_cpp_build"] == 7423
+    assert "llama_cpp_build" not in estimate_view(VIEW)["request"]

@@ -84,7 +84,17 @@ def read_report(args) -> dict:
         "n_ctx": _number(report, "n_ctx", 1e8),
         "layers": _number(report, "layers", 1e4),
         "n_embd": _number(report, "n_embd", 1e6),
+        "llama_cpp_build": _build_number(_text(report, "build_info")) if kind == "llama-server" else None,
     }
+
+
+def _build_number(build_info: str) -> int | None:
+    """llama-server's /props ``build_info`` ("b6123-deadbeef") as the build number the engine takes."""
+    from ..options import OPTION
+
+    match = re.match(r"b(\d+)\b", build_info)
+    option = OPTION["llama_cpp_build"]
+    return int(match.group(1)) if match and option.lo <= int(match.group(1)) <= option.hi else None
 
 
 def _stem(name: str) -> str:
@@ -197,6 +207,9 @@ def server_model(args) -> dict:
     if report["n_ctx"]:
         # The server reserved its KV cache for this many tokens per slot when it loaded the model.
         patch["ctx"] = int(report["n_ctx"])
+    if report["llama_cpp_build"]:
+        # Kernels and placement rules changed between builds (engine/prefill.py, engine/offload.py).
+        patch["build"] = report["llama_cpp_build"]
     if report["size_bytes"]:
         # The weights as the file holds them (llama-server's meta.size, Ollama's and LM Studio's
         # file size): a custom mix or a label that hides its tensor types reads what it holds.
@@ -212,6 +225,7 @@ def server_model(args) -> dict:
     estimate = result["estimate"]
     size = f", {report['size_bytes'] / 1e9:.2f} GB" if report["size_bytes"] else ""
     ctx = f", KV cache for {int(report['n_ctx']):,} tokens" if report["n_ctx"] else ""
+    ctx += f", llama.cpp b{report['llama_cpp_build']}" if report["llama_cpp_build"] else ""
     out["text"] = f"{model.name}, {quant}{size}{ctx}, from the server ({model_how}; weights {quant_how or 'not reported: as chosen above'})."
     if report["params"] and abs(model.params_b * 1e9 - report["params"]) > 0.05 * report["params"]:
         out["checks"].append(f"The server counts {report['params'] / 1e9:.2f} B parameters, the catalog {model.params_b:.2f} B.")

@@ -174,6 +174,7 @@ def request_for_view(view: dict) -> dict:
         "threads": v["threads"] or None,
         "file_gb": v["file"] or None,
         "context_size": v["ctx"] or None,
+        "llama_cpp_build": v["build"] or None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
         **_placement(v),
         **_speculative(v),

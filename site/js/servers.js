@@ -99,6 +99,7 @@ async function readLlamaServer(base, options) {
       size_bytes: positiveUpTo(meta.size, 1e14),
       n_ctx: positiveUpTo(props.default_generation_settings?.n_ctx ?? props.n_ctx, 1e8),
       n_embd: positiveUpTo(meta.n_embd, 1e6),
+      build_info: shortText(props.build_info, 80),
     },
     build: shortText(props.build_info, 80),
     slots: wholeIn(props.total_slots, 1, 4096),
