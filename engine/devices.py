@@ -186,6 +186,8 @@ ISA_LEVELS = {
     "neon": ("neon",), "dotprod": ("neon", "dotprod"), "i8mm": ("neon", "dotprod", "i8mm"),
     "sve": ("neon", "dotprod", "i8mm", "bf16", "sve", "sve2"), "sme": ("neon", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme"),
     "rvv": ("rvv",),
+    # RV64GC without the V extension (StarFive JH7110): ggml's scalar C kernels (roofline._int8_kernel).
+    "scalar": ("scalar",),
 }
 
 

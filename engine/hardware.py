@@ -53,7 +53,8 @@ SCHEMA = (
     Field("cpu_p_cores", int, lo=1, hi=1024),
     Field("cpu_base_clock_ghz", float, lo=0.5, hi=7),
     Field("cpu_boost_clock_ghz", float, lo=0.5, hi=7),
-    Field("cpu_fp32_flops_per_cycle", int, lo=4, hi=256),
+    # 2: a core without SIMD (one scalar FP32 FMA per cycle, the RV64GC SiFive U74); 256: two AVX-512 FMA units x 2 x 64.
+    Field("cpu_fp32_flops_per_cycle", int, lo=2, hi=256),
     Field("cpu_isa", list),
     Field("cpu_ccds", int, lo=1, hi=64),
     Field("pcie_gen", int, lo=1, hi=7),
@@ -83,6 +84,8 @@ SCHEMA = (
 CPU_ISAS = (
     "avx2", "avx-vnni", "avx512", "avx512-vnni", "avx512-bf16", "amx",
     "neon", "dotprod", "i8mm", "bf16", "sve", "sve2", "sme", "rvv",
+    # No SIMD at all (RISC-V RV64GC cores such as the SiFive U74): scalar code only.
+    "scalar",
 )
 
 #: PCIe bandwidth per lane and direction, GB/s, by generation (after 128b/130b encoding; PCI-SIG

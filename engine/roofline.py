@@ -295,6 +295,11 @@ def _int8_kernel(isa: set) -> CpuKernel:
         return CpuKernel("int8 matrix multiply (Arm i8mm smmla)", 8.0)
     if "dotprod" in isa:
         return CpuKernel("int8 dot products (Arm sdot)", 4.0)
+    if "scalar" in isa:
+        # No vector unit (RISC-V RV64GC, e.g. the SiFive U74 of the StarFive JH7110): ggml builds
+        # its generic C kernels, one integer multiply-add per instruction, the rate of the one
+        # scalar FP32 FMA per cycle the core's FLOP figure counts.
+        return CpuKernel("scalar int8 multiply-adds (no SIMD: ggml's generic C kernels)", 1.0)
     return CpuKernel("int8 widening multiplies (NEON / RVV)", 2.0)
 
 

@@ -82,6 +82,13 @@ PINNED = [
     ("microsoft-azure-cobalt-100", 460.8, 6.9632, 128, 128),  # 12ch DDR5-4800; 128 x 3.4 GHz x 16
     ("raspberry-pi-3-b-plus", 3.6, 0.0448, 4, 4),  # 32-bit LPDDR2-900; 4 x 1.4 GHz x 8
     ("spacemit-k1", 10.664, 0.2048, 8, 8),  # 32-bit LPDDR4X-2666; 8 x 1.6 GHz x 16
+    # Added from the pages their verified_from names (N97: base clock unverified).
+    ("intel-processor-n200", 38.4, 0.064, 4, 4),  # 1ch DDR5-4800; 4 x 1.0 GHz x 16
+    ("intel-processor-n97", 38.4, 0.128, 4, 4),  # 1ch DDR5-4800; 4 x 2.0 GHz x 16
+    ("intel-xeon-6972p", 614.4, 14.7456, 96, 192),  # 12ch DDR5-6400; 96 x 2.4 GHz x 64
+    ("intel-xeon-6710e", 409.6, 2.4576, 64, 64),  # 8ch DDR5-6400; 64 x 2.4 GHz x 16
+    ("qualcomm-snapdragon-x-plus-x1p-42-100", 135.168, 0.8192, 8, 8),  # 128-bit LPDDR5X-8448; 8 x 3.2 GHz x 32
+    ("starfive-jh7110", 8.532, 0.012, 4, 4),  # 32-bit LPDDR4-2133; 4 x 1.5 GHz x 2 (scalar FMA)
 ]
 
 
@@ -130,7 +137,39 @@ def test_spacemit_k1_is_the_datasheet_read():
         ("Banana Pi BPI-F3", "spacemit-k1"),
         ("Raspberry Pi 3", "raspberry-pi-3-b-plus"),
         ("AWS Graviton 3", "aws-graviton3"),
+        ("Intel(R) N200", "intel-processor-n200"),
+        ("Intel N97", "intel-processor-n97"),
+        ("Intel(R) Xeon(R) 6972P", "intel-xeon-6972p"),
+        ("Intel Xeon 6710E", "intel-xeon-6710e"),
+        ("Snapdragon X Plus X1P-42-100", "qualcomm-snapdragon-x-plus-x1p-42-100"),
+        ("StarFive VisionFive 2", "starfive-jh7110"),
+        ("Star64 (JH7110)", "starfive-jh7110"),
+        # The same silicon as an APU entry: the CPU's name resolves to it (no duplicate entry).
+        ("AMD Ryzen 7 8700G w/ Radeon 780M Graphics", "ryzen-7-8700g-radeon-780m"),
+        ("AMD Ryzen AI 9 HX 370 w/ Radeon 890M", "ryzen-ai-9-hx-370-radeon-890m"),
+        ("AMD Ryzen 7 6800H with Radeon Graphics", "ryzen-7-6800u-radeon-680m"),
     ],
 )
 def test_names_benchmarks_use_resolve(name, entry):
     assert resolve_device(name).base_id == entry
+
+
+def test_a_cloud_slice_of_a_new_xeon_resolves_to_its_cores():
+    """ "Part (cloud VM, N cores)": the part resolves and the slice keeps N of its cores."""
+    device = resolve_device("Intel Xeon 6972P (cloud VM, 8 cores)")
+    assert device.base_id == "intel-xeon-6972p" and device.cpu_cores == 8
+    assert device.fp32_tflops == pytest.approx(14.7456 * 8 / 96, rel=1e-6)
+
+
+def test_rv64gc_without_vectors_runs_the_scalar_kernels():
+    """The JH7110's U74 cores have no RVV: its ISA level is 'scalar', and quantised weights multiply
+    at the scalar FMA rate, not at the NEON/RVV widening-multiply rate (2x)."""
+    from engine.devices import ISA_LEVELS
+    from engine.quant import parse_quant
+    from engine.roofline import cpu_kernel
+
+    device = resolve_device("VisionFive 2")
+    assert device.cpu_isa == ISA_LEVELS["scalar"] == ("scalar",)
+    kernel = cpu_kernel(device, parse_quant("Q4_K_M"))
+    assert kernel.factor == 1.0 and "scalar" in kernel.name
+    assert cpu_kernel(resolve_device("SpacemiT K1"), parse_quant("Q4_K_M")).factor == 2.0
