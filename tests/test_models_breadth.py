@@ -164,6 +164,7 @@ PINNED = {
     "falcon-h1-0.5b": (0.5, 0.5, 36, 1024, "tiiuae/Falcon-H1-0.5B-Instruct"),
     "falcon-h1-1.5b": (1.5, 1.5, 24, 2048, "tiiuae/Falcon-H1-1.5B-Instruct"),
     "falcon-h1-7b": (7, 7, 44, 3072, "tiiuae/Falcon-H1-7B-Instruct"),
+    "falcon-h1-34b": (34, 34, 72, 5120, "tiiuae/Falcon-H1-34B-Instruct"),
     # END PINNED
 }
 

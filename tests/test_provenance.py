@@ -127,6 +127,7 @@ READ = {
     "falcon-h1-0.5b": (HF_FALCON_H1, (36, 1024, 8, 2, None, None)),
     "falcon-h1-1.5b": (HF_FALCON_H1, (24, 2048, 8, 2, None, None)),
     "falcon-h1-7b": (HF_FALCON_H1, (44, 3072, 12, 2, None, None)),
+    "falcon-h1-34b": ("https://github.com/Sahil170595/Chimeraforge/blob/01db3697504580e693b00533ee84664d3c7fb20f/tests/fixtures/hybrid_configs/tiiuae_Falcon-H1-34B-Instruct.json", (72, 5120, 20, 4, 21504, 261120)),
     "lfm2-350m": ("https://huggingface.co/Thorge-AI/lfm2-web-runtime-weights/blob/main/Models/350M/config.json", (16, 1024, 16, 8, None, 65536)),
     "lfm2.5-1.2b": ("https://huggingface.co/Open4bits/LFM2.5-1.2B-Instruct-Quantized/blob/main/nf4/config.json", (16, 2048, 32, 8, None, None)),
     "yi-coder-1.5b": ("https://huggingface.co/unclemusclez/Unsloth-Yi-Coder-1.5B-Chat-Devinator-v1/blob/main/config.json", (24, 2048, 16, 16, 5504, 64000)),
@@ -144,6 +145,14 @@ READ = {
     "qwen2-vl-2b": ("https://huggingface.co/onnx-community/Qwen2-VL-2B-Instruct/blob/214aa9f9bbb9fa4358067a0b7eab6c0587a6ead9/config.json", (28, 1536, 12, 2, 8960, 151936)),
     "internlm2.5-20b": ("https://huggingface.co/c01zaut/internlm2_5-20b-chat-RK3588-1.1.4/blame/main/config.json", (48, 6144, 48, 8, 16384, 92544)),
     "trinity-mini": ("https://huggingface.co/arcee-ai/Trinity-Mini", (32, 2048, 32, 4, 6144, 200192)),
+    "glm-4-9b-0414": ("https://huggingface.co/ccui46/hazardworld_per_chunk_act_glm_tokfix_diffPrompt_2000/blob/main/config.json", (40, 4096, 32, 2, 13696, 151552)),
+    "glm-z1-9b-0414": ("https://huggingface.co/ccui46/hazardworld_per_chunk_act_glm_tokfix_diffPrompt_2000/blob/main/config.json", (40, 4096, 32, 2, 13696, 151552)),
+    "glm-4-32b-0414": ("https://huggingface.co/Edens-Gate/GLM-v2-lora/blob/main/config.json", (61, 6144, 48, 2, 23040, 151552)),
+    "glm-z1-32b-0414": ("https://huggingface.co/Edens-Gate/GLM-v2-lora/blob/main/config.json", (61, 6144, 48, 2, 23040, 151552)),
+    "gemma-3-270m": ("https://huggingface.co/Codingstark/gemma3-270m-leetcode/blob/main/config.json", (18, 640, 4, 1, 2048, 262144)),
+    "deepseek-r1-0528-qwen3-8b": ("https://huggingface.co/zypchn/BehChat-v0.3/blob/main/config.json", (36, 4096, 32, 8, 12288, None)),
+    "mistral-small-22b": ("https://huggingface.co/minchyeom/letta/blob/main/config.json", (56, 6144, 48, 8, 16384, 32768)),
+    "lfm2-700m": ("https://huggingface.co/LiquidAI/LFM2-700M/blob/refs%2Fpr%2F8/config.json", (16, 1536, 24, 8, None, 65536)),
 }
 
 
@@ -281,3 +290,14 @@ def test_p100_boost_clock_is_the_one_read():
     gives 1329 MHz."""
     devices = load_hardware()
     assert devices["p100-pcie-16gb"].gpu_clock_mhz == devices["p100-pcie-12gb"].gpu_clock_mhz == 1329
+
+
+def test_glm4_0414_32b_has_no_qkv_bias_and_mistral_small_2409_has_32k_positions():
+    """Copies of the config.json read say attention_bias false for the 32B GLM-4-0414 architecture
+    (true at 9B) and max_position_embeddings 32768 for Mistral-Small-Instruct-2409; the entries had
+    true and 131072 typed in."""
+    models = load_models()
+    assert models["glm-4-32b-0414"].config["attention_bias"] is False
+    assert models["glm-z1-32b-0414"].config["attention_bias"] is False
+    assert models["glm-4-9b-0414"].config["attention_bias"] is True
+    assert models["mistral-small-22b"].arch.max_context == 32768
