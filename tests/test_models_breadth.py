@@ -90,6 +90,7 @@ PINNED = {
     "codellama-70b": (69.0, 69.0, 80, 8192, "codellama/CodeLlama-70b-Instruct-hf"),
     "opencoder-8b": (7.77, 7.77, 32, 4096, "infly/OpenCoder-8B-Instruct"),
     "eurollm-9b": (9.15, 9.15, 42, 4096, "utter-project/EuroLLM-9B-Instruct"),
+    "eurollm-1.7b": (1.7, 1.7, 24, 2048, "utter-project/EuroLLM-1.7B-Instruct"),
     "salamandra-7b": (7.77, 7.77, 32, 4096, "BSC-LT/salamandra-7b-instruct"),
     "bielik-11b-v2": (11.2, 11.2, 50, 4096, "speakleash/Bielik-11B-v2.3-Instruct"),
     "baichuan2-7b": (7.51, 7.51, 32, 4096, "baichuan-inc/Baichuan2-7B-Chat"),
@@ -188,6 +189,7 @@ ROUNDED = {
     "falcon-h1-0.5b": (0.05, 0.05, "the name's 0.5B; 0.52B computed"),
     "falcon-h1-1.5b": (0.04, 0.04, "the name's 1.5B; 1.55B computed"),
     "falcon-h1-7b": (0.09, 0.09, "the name's 7B; 7.59B computed"),
+    "eurollm-1.7b": (0.03, 0.03, "card: 1.7B parameter; 1.66B computed"),
 }
 
 TOLERANCE = 0.02

@@ -153,6 +153,18 @@ READ = {
     "deepseek-r1-0528-qwen3-8b": ("https://huggingface.co/zypchn/BehChat-v0.3/blob/main/config.json", (36, 4096, 32, 8, 12288, None)),
     "mistral-small-22b": ("https://huggingface.co/minchyeom/letta/blob/main/config.json", (56, 6144, 48, 8, 16384, 32768)),
     "lfm2-700m": ("https://huggingface.co/LiquidAI/LFM2-700M/blob/refs%2Fpr%2F8/config.json", (16, 1536, 24, 8, None, 65536)),
+    "qwen1.5-4b": ("https://huggingface.co/johnnyllm/qwen4b-lora/blame/main/config.json", (40, 2560, 20, 20, 6912, 151936)),
+    "internlm3-8b": ("https://huggingface.co/internlm/internlm3-8b-instruct/blame/4b3bebb1ba729b21c0089307ec853f5d03f74743/config.json", (48, 4096, 32, 2, 10240, 128512)),
+    "internlm2.5-1.8b": ("https://huggingface.co/Alannikos768/BanterBot_1_8b-chat/blob/main/config.json", (24, 2048, 16, 8, 8192, 92544)),
+    "granite-3.0-8b": ("https://huggingface.co/instructlab/granite-3.0-8b-lab-community/blob/main/config.json", (40, 4096, 32, 8, 12800, None)),
+    "granite-8b-code": ("https://huggingface.co/HCLSoftware/Granite_8b_final_phase2_complete/blob/main/config.json", (36, 4096, 32, 8, 14336, 49152)),
+    "granite-3b-code": ("https://huggingface.co/RichardErkhov/ibm-granite_-_granite-3b-code-base-128k-awq/blob/main/config.json", (32, 2560, 32, 32, 10240, 49152)),
+    "opencoder-8b": ("https://huggingface.co/AIFunOver/OpenCoder-8B-Instruct-openvino-4bit/blame/76eb87e8b7834cbcddc8545afa8e8c78d2bd3757/config.json", (32, 4096, 32, 8, 14336, 96640)),
+    "eurollm-9b": ("https://huggingface.co/stelterlab/EuroLLM-9B-Instruct-AWQ/blame/cfe7eb5f610442ae8ed80e0f7282abe5f1aa9d51/config.json", (42, 4096, 32, 8, 12288, 128000)),
+    "bielik-11b-v2": ("https://huggingface.co/meditsolutions/MSH-v1-Bielik-v2.3-Instruct-MedIT-merge/blob/main/config.json", (50, 4096, 32, 8, 14336, 32128)),
+    "baichuan2-13b": ("https://huggingface.co/thu-coai/ShieldLM-13B-baichuan2/blame/main/config.json", (40, 5120, 40, None, 13696, 125696)),
+    "baichuan-7b": ("https://huggingface.co/Laurie/baichuan7b-lora-merged/blame/main/config.json", (32, 4096, 32, None, 11008, 64000)),
+    "eurollm-1.7b": ("https://huggingface.co/utter-project/EuroLLM-1.7B-Instruct/blob/c00431158750cc7f03f668bd4faec98bb68bc18f/config.json", (24, 2048, 16, 8, 5632, 128000)),
 }
 
 
