@@ -51,6 +51,7 @@ PINNED = {
     "internlm3-8b": (8.8, 8.8, 48, 4096, "internlm/internlm3-8b-instruct"),
     "lfm2-350m": (0.354, 0.354, 16, 1024, "LiquidAI/LFM2-350M"),
     "lfm2-700m": (0.742, 0.742, 16, 1536, "LiquidAI/LFM2-700M"),
+    "lfm2-2.6b": (2.6, 2.6, 30, 2048, "LiquidAI/LFM2-2.6B"),
     "lfm2.5-1.2b": (1.17, 1.17, 16, 2048, "LiquidAI/LFM2.5-1.2B-Instruct"),
     "lfm2.5-1.2b-thinking": (1.17, 1.17, 16, 2048, "LiquidAI/LFM2.5-1.2B-Thinking"),
     "mistral-7b-v0.1": (7.24, 7.24, 32, 4096, "mistralai/Mistral-7B-Instruct-v0.1"),

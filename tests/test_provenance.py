@@ -165,6 +165,11 @@ READ = {
     "baichuan2-13b": ("https://huggingface.co/thu-coai/ShieldLM-13B-baichuan2/blame/main/config.json", (40, 5120, 40, None, 13696, 125696)),
     "baichuan-7b": ("https://huggingface.co/Laurie/baichuan7b-lora-merged/blame/main/config.json", (32, 4096, 32, None, 11008, 64000)),
     "eurollm-1.7b": ("https://huggingface.co/utter-project/EuroLLM-1.7B-Instruct/blob/c00431158750cc7f03f668bd4faec98bb68bc18f/config.json", (24, 2048, 16, 8, 5632, 128000)),
+    "deepseek-llm-67b": ("https://huggingface.co/deepseek-ai/deepseek-llm-67b-chat/blob/ffc1bb8121929ef1cd104906d16004fe0e08c9e9/config.json", (95, 8192, 64, 8, 22016, 102400)),
+    "seed-oss-36b": ("https://huggingface.co/darkc0de/4.3test2/blob/main/config.json", (64, 5120, 80, 8, 27648, 155136)),
+    "minicpm-1b": ("https://huggingface.co/neihc/SLM_qlora/blame/4c6b22650e49d31b8e035035d65eb0ac9a54afcb/config.json", (52, 1536, 24, 8, 3840, 73440)),
+    "aya-expanse-32b": ("https://huggingface.co/minyichen/aya-expanse-32b-Dynamic-fp8/blame/e07228d120090e8c6f4ff6d39dd7a373cc3fdef0/config.json", (40, 8192, 64, 8, 24576, 256000)),
+    "lfm2-2.6b": ("https://huggingface.co/LiquidAI/LFM2-2.6B-Transcript-ONNX/blob/main/config.json", (30, 2048, 32, 8, 10752, None)),
 }
 
 
