@@ -92,6 +92,9 @@ PINNED = {
     "opencoder-8b": (7.77, 7.77, 32, 4096, "infly/OpenCoder-8B-Instruct"),
     "eurollm-9b": (9.15, 9.15, 42, 4096, "utter-project/EuroLLM-9B-Instruct"),
     "eurollm-1.7b": (1.7, 1.7, 24, 2048, "utter-project/EuroLLM-1.7B-Instruct"),
+    "exaone-3.5-7.8b": (7.8, 7.8, 32, 4096, "LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct"),
+    "exaone-3.5-32b": (32.0, 32.0, 64, 5120, "LGAI-EXAONE/EXAONE-3.5-32B-Instruct"),
+    "exaone-deep-32b": (32.0, 32.0, 64, 5120, "LGAI-EXAONE/EXAONE-Deep-32B"),
     "salamandra-7b": (7.77, 7.77, 32, 4096, "BSC-LT/salamandra-7b-instruct"),
     "bielik-11b-v2": (11.2, 11.2, 50, 4096, "speakleash/Bielik-11B-v2.3-Instruct"),
     "baichuan2-7b": (7.51, 7.51, 32, 4096, "baichuan-inc/Baichuan2-7B-Chat"),
@@ -205,7 +208,8 @@ def test_entry_matches_its_pin(entry_id):
     m = load_models()[entry_id]
     params_b, active_b, layers, hidden, repo = PINNED[entry_id]
     assert (m.params_b, m.active_params_b, m.hf_repo) == (params_b, active_b, repo)
-    assert (m.config["num_hidden_layers"], m.config.get("hidden_size")) == (layers, hidden)
+    # EXAONE names its layer count num_layers.
+    assert (m.config.get("num_hidden_layers", m.config.get("num_layers")), m.config.get("hidden_size")) == (layers, hidden)
     assert m.source.startswith(f"https://huggingface.co/{repo}/") and "config.json" in m.source
     assert "params_b" in m.sources
 
@@ -220,7 +224,7 @@ def test_reader_reproduces_published_parameters(entry_id):
     if entry_id in NO_INPUT_EMBEDDING:
         active -= sum(t.params for t in arch.tensors if t.name == "token_embd")
     assert active / 1e9 == pytest.approx(m.active_params_b - m.vision_params_b, rel=active_tol)
-    assert len(arch.attention) == arch.layers == m.config["num_hidden_layers"]
+    assert len(arch.attention) == arch.layers == m.config.get("num_hidden_layers", m.config.get("num_layers"))
 
 
 @pytest.mark.parametrize("entry_id", sorted(PINNED))
