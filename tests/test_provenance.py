@@ -177,6 +177,9 @@ READ = {
     "exaone-3.5-32b": ("https://huggingface.co/huihui-ai/EXAONE-3.5-32B-Instruct-abliterated/blame/74cf2e8a14df576d470c529ec1010883d27db9e4/config.json", (64, 5120, 40, 8, 27392, 102400)),
     "exaone-deep-32b": ("https://huggingface.co/mlx-community/EXAONE-Deep-32B-4bit/blob/main/config.json", (64, 5120, 40, 8, 27392, 102400)),
     "exaone-3.5-7.8b": ("https://huggingface.co/alexander583/EXAONE-3.5-7.8B-Instruct-Q4-mlx/blame/b9c05f556f42aa3347d42ff6dbe43eed0f1c27e4/config.json", (32, 4096, 32, 8, 14336, None)),
+    "acemath-1.5b": ("https://huggingface.co/nvidia/AceMath-1.5B-Instruct/blob/main/config.json", (28, 1536, 12, 2, 8960, 151936)),
+    "acemath-7b": ("https://huggingface.co/nvidia/AceMath-7B-Instruct/blob/main/config.json", (28, 3584, 28, 4, 18944, 152064)),
+    "baichuan-13b": ("https://huggingface.co/baichuan-inc/Baichuan-13B-Chat/blame/6be3eac2fe79833cc249aba36dab575cc3d69539/config.json", (40, 5120, 40, None, 13696, 64000)),
 }
 
 
