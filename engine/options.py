@@ -215,7 +215,7 @@ HARDWARE_FIELDS: tuple[Option, ...] = (
            lo=400, hi=40000, unit="MT/s", view="hw_mts", devices=("cpu",), extra={"unset": "not stated"}),
     Option("cpu_base_clock_ghz", "float", None, "CPU base clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
     Option("cpu_boost_clock_ghz", "float", None, "CPU boost clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
-    Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", lo=4, hi=256, devices=("cpu",)),
+    Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", lo=2, hi=256, devices=("cpu",)),
     Option("cpu_ccds", "int", None, "CPU chiplets (CCDs)", lo=1, hi=64, devices=("cpu",)),
     Option("bandwidth_measured", "bool", False, "bandwidth_gbs was measured (STREAM, Intel MLC), not read off a spec sheet"),
     Option("cpu_isa", "isa", None, "vector/matrix instructions: a level (avx2 ... amx, neon ... sve) or a list of extensions",

@@ -173,3 +173,17 @@ def test_rv64gc_without_vectors_runs_the_scalar_kernels():
     kernel = cpu_kernel(device, parse_quant("Q4_K_M"))
     assert kernel.factor == 1.0 and "scalar" in kernel.name
     assert cpu_kernel(resolve_device("SpacemiT K1"), parse_quant("Q4_K_M")).factor == 2.0
+
+
+def test_a_custom_scalar_cpu_is_described_as_the_catalog_describes_one():
+    """Custom hardware takes what the catalog's JH7110 entry holds: 2 FLOP per core per cycle (one
+    scalar FMA) and the 'scalar' ISA level, and predicts it as the catalog entry."""
+    from engine.api import estimate
+
+    custom = {"name": "my RISC-V board", "kind": "cpu", "backend": "cpu", "memory_gib": 8, "bandwidth_gbs": 8.532,
+              "fp16_tflops": 0.012, "cpu_cores": 4, "cpu_fp32_flops_per_cycle": 2, "cpu_base_clock_ghz": 1.5, "cpu_isa": "scalar"}
+    request = {"model": "llama-3.2-1b", "quant": "Q4_0"}
+    mine = estimate({**request, "hardware": custom})
+    catalog = estimate({**request, "hardware": "starfive-jh7110"})
+    assert mine["decode_tps"] == pytest.approx(catalog["decode_tps"], rel=0.02)
+    assert mine["prefill_tps"] == pytest.approx(catalog["prefill_tps"], rel=0.02)
