@@ -95,23 +95,50 @@ def robust_least_squares(
             columns.append([(b - a) / step for a, b in zip(r, ri_shifted)])
         jtj = [[sum(w * ci * cj for w, ci, cj in zip(weights, columns[i], columns[j])) for j in range(n)] for i in range(n)]
         jtr = [sum(w * ci * ri for w, ci, ri in zip(weights, columns[i], r)) for i in range(n)]
-        improved = False
-        for _attempt in range(12):
-            system = [[jtj[i][j] + (damping * (jtj[i][i] + 1e-9) if i == j else 0.0) for j in range(n)] for i in range(n)]
-            delta = solve(system, [-v for v in jtr])
-            candidate = [zi + max(min(di, 5.0), -5.0) for zi, di in zip(z, delta)]
+
+        def evaluate(candidate: list[float]) -> tuple[float, list[float]]:
             r_candidate = residuals(to_x(candidate))
-            value_candidate = robust_loss(r_candidate)
-            if value_candidate < value:
-                converged = value - value_candidate < 1e-9 * (value + 1e-12)
-                z, r, value = candidate, r_candidate, value_candidate
-                damping = max(damping / 3, 1e-9)
-                improved = not converged
-                break
-            damping *= 4
+            return robust_loss(r_candidate), r_candidate
+
+        z, value, r_new, damping, improved = damped_step(jtj, jtr, z, value, damping, evaluate, attempts=12, clip=5.0, ridge=1e-9, tolerance=1e-9)
+        r = r_new if r_new is not None else r
         if not improved:
             break
     return to_x(z)
+
+
+def damped_step(
+    hess: list[list[float]],
+    grad: list[float],
+    point: list[float],
+    value: float,
+    damping: float,
+    evaluate: Callable[[list[float]], tuple[float, object]],
+    attempts: int,
+    clip: float,
+    ridge: float,
+    tolerance: float,
+) -> tuple[list[float], float, object, float, bool]:
+    """One Levenberg-Marquardt step: solve (H + damping diag(H)) d = -g, clip each component of
+    d to +-``clip``, and accept the first trial point that lowers ``evaluate``'s objective,
+    raising the damping 4x after each refused trial (at most ``attempts``) and lowering it 3x
+    after an accepted one. ``ridge`` keeps a zero diagonal invertible.
+
+    Returns (point, value, what evaluate returned beside the value or None if nothing was
+    accepted, damping, improved); ``improved`` is False when no trial was accepted or the gain
+    was below ``tolerance`` of the objective (converged).
+    """
+    n = len(point)
+    for _attempt in range(attempts):
+        system = [[hess[i][j] + (damping * (hess[i][i] + ridge) if i == j else 0.0) for j in range(n)] for i in range(n)]
+        delta = solve(system, [-v for v in grad])
+        candidate = [p + max(min(d, clip), -clip) for p, d in zip(point, delta)]
+        candidate_value, extra = evaluate(candidate)
+        if candidate_value < value:
+            converged = value - candidate_value < tolerance * (value + 1e-12)
+            return candidate, candidate_value, extra, max(damping / 3, 1e-9), not converged
+        damping *= 4
+    return point, value, None, damping, False
 
 
 def robust_weight(r: float) -> float:

@@ -27,13 +27,16 @@ from dataclasses import dataclass, field, replace
 
 from ..engines import load_engines
 from ..params import PRIORS, BackendParams
-from .fit import LOSS_SCALE, PivotTest, condition_number, robust_weight, row_loss, solve
+from .fit import LOSS_SCALE, PivotTest, condition_number, damped_step, robust_weight, row_loss, solve
 
 __all__ = ["robust_weight"]
-from .calibrate import ALL_PARAMS, BOUNDS, ENGINE_SPECIFIC, IDENTIFIED
+from .calibrate import ALL_PARAMS, BOUNDS, ENGINE_SPECIFIC, IDENTIFIED, PP_PARAMS, TG_PARAMS
 from .score import Case, predict
 
 NAMES = ALL_PARAMS
+#: Parameters fitted on decode rows (eta_bw also bounds memory-bound prefill; the interconnect
+#: factors, which prefill rows fit too, are not among them).
+DECODE = tuple(n for n in TG_PARAMS if n not in PP_PARAMS)
 #: The reference engine: the backend node is its value on that backend.
 REFERENCE_ENGINE = "llama-cpp"
 SENSITIVE = IDENTIFIED / math.log(2)
@@ -55,13 +58,28 @@ class Structure:
     nuisance: tuple = ()
     #: Share of a column's norm the free columns before it must leave unexplained (1 - R^2).
     tolerance: float = 1e-3
+    #: Prior standard deviations by level for the decode-only parameters (:data:`DECODE`) where
+    #: they differ from ``sigma``; a level named only here (``key``) carries decode offsets alone.
+    decode_sigma: tuple = ()
 
-    def level_sigma(self, level: str) -> float | None:
+    def level_sigma(self, level: str, name: str = "") -> float | None:
+        if name in DECODE and level in dict(self.decode_sigma):
+            return dict(self.decode_sigma)[level]
         return dict(self.sigma).get(level)
 
 
 LEVELS = ("eta_bw", "t_token_s", "eta_pp", "t_ubatch_s")
 DEFAULT = Structure("kind + backend + engine offsets, sigma 0.15")
+#: The hybrid: decode values of its own for every engine (and engine family: llama.cpp and the
+#: engines built on it, mlx-lm and its) on a backend whose rows come from >= 3 devices, barely
+#: shrunk (sigma 3, as the per-key design), prefill values from the shared tree (sigma 0.5, which
+#: predicted held-out prefill better than per-key values); an engine of fewer devices decodes
+#: with its family's, backend's or kind's values, fitted jointly.
+HYBRID = Structure(
+    "hybrid: decode per engine family of >= 3 devices (sigma 3), prefill shared (sigma 0.5)",
+    (("kind", 1.0), ("backend", 0.5), ("engine", 0.5)),
+    decode_sigma=(("engine", 3.0), ("reference", 3.0)),
+)
 CANDIDATES = (
     DEFAULT,
     Structure("kind + backend + engine offsets, sigma 0.5", (("kind", 1.0), ("backend", 0.5), ("engine", 0.5))),
@@ -69,6 +87,7 @@ CANDIDATES = (
     # The design before issue 12 in the same machinery: every key its own values from any number
     # of devices (weakly shrunk offsets of one node per key on the prior).
     Structure("per key, any number of devices", (("key", 3.0),), min_devices=1),
+    HYBRID,
 )
 
 
@@ -82,13 +101,16 @@ def key_path(key: str, name: str, structure: Structure) -> tuple[str, ...]:
     lineage = engines[engine_id].lineage() if engine_id in engines else (engine_id,)
     shared = lineage[-1] == REFERENCE_ENGINE or name not in ENGINE_SPECIFIC
     path = []
-    if shared and structure.level_sigma("kind") is not None:
+    if shared and structure.level_sigma("kind", name) is not None:
         path.append(f"kind:{kind_of(backend)}")
-    if shared and backend != "cpu" and structure.level_sigma("backend") is not None:
+    if shared and backend != "cpu" and structure.level_sigma("backend", name) is not None:
         path.append(f"backend:{backend}")
-    if structure.level_sigma("engine") is not None:
-        path += [f"engine:{e}/{backend}" for e in reversed(lineage) if e != REFERENCE_ENGINE]
-    if structure.level_sigma("key") is not None:
+    if structure.level_sigma("engine", name) is not None:
+        # With a "reference" level, llama.cpp has a node of its own on a backend (the backend
+        # node is shared by every engine there) that the engines built on it inherit.
+        own = structure.level_sigma("reference", name) is not None
+        path += [f"engine:{e}/{backend}" for e in reversed(lineage) if e != REFERENCE_ENGINE or own]
+    if structure.level_sigma("key", name) is not None:
         path.append(f"key:{key}")
     return tuple(path)
 
@@ -306,7 +328,7 @@ def select(problem: Problem, sens: dict, held: set | None = None) -> tuple[list,
 def precision(problem: Problem, report: dict, pair: tuple[str, str]) -> float:
     """Penalty curvature of a pair: a deviation of one prior sigma weighs as much as one device's
     worth of rows being off by the loss scale (rows per device * LOSS_SCALE^2 / sigma^2)."""
-    sigma = problem.structure.level_sigma(level_of(pair[0]))
+    sigma = problem.structure.level_sigma(level_of(pair[0]), pair[1])
     entry = report[pair]
     return entry["rows"] / max(entry["devices"], 1) * LOSS_SCALE**2 / sigma**2
 
@@ -376,20 +398,17 @@ def _minimise(problem: Problem, free: list, theta: dict, prec: dict, iterations:
         gram, grad = normal_equations(problem, free, key_moments(problem, sens, weights, residuals))
         hess = [[gram[a][b] + (prec[free[a]] if a == b else 0.0) for b in range(len(free))] for a in range(len(free))]
         g = [grad[a] + prec[free[a]] * theta[free[a]] for a in range(len(free))]
-        improved = False
-        for _attempt in range(10):
-            system = [[hess[a][b] + (damping * (hess[a][a] + 1e-12) if a == b else 0.0) for b in range(len(free))] for a in range(len(free))]
-            delta = solve(system, [-v for v in g])
-            candidate = {a: theta[a] + max(min(d, 3.0), -3.0) for a, d in zip(free, delta)}
-            r_candidate = problem.residuals(candidate)
-            v_candidate = objective(problem, candidate, r_candidate, prec)
-            if v_candidate < value:
-                converged = value - v_candidate < 1e-7 * value
-                theta, residuals, value = candidate, r_candidate, v_candidate
-                damping = max(damping / 3, 1e-9)
-                improved = not converged
-                break
-            damping *= 4
+
+        def evaluate(point: list[float]) -> tuple[float, dict]:
+            trial = dict(zip(free, point))
+            r_trial = problem.residuals(trial)
+            return objective(problem, trial, r_trial, prec), r_trial
+
+        point, value, r_new, damping, improved = damped_step(
+            hess, g, [theta[a] for a in free], value, damping, evaluate, attempts=10, clip=3.0, ridge=1e-12, tolerance=1e-7
+        )
+        theta = dict(zip(free, point))
+        residuals = r_new if r_new is not None else residuals
         if not improved:
             break
     sens = problem.sensitivities(theta, residuals, names, mask)
