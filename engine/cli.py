@@ -101,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     p_bench.add_argument(
         "--structures", action="store_true", help="also fit and cross-validate every candidate structure of the fit (minutes)"
     )
+    p_bench.add_argument(
+        "--structure",
+        action="append",
+        metavar="NAME",
+        help="with --structures: only the candidate structures whose name contains NAME (repeatable); "
+        "--write-docs then replaces only their rows of the structures table",
+    )
     p_measured = sub.add_parser("measured", help="rebuild data/measured/points.json from the calibration set")
     p_measured.add_argument("--check", action="store_true", help="fail if the committed file is stale")
     p_schemas = sub.add_parser("schemas", help="write the catalogs' JSON Schemas to data/schema/ (for editors)")
@@ -148,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from .tools.bench import bench_main
 
-            return bench_main(write_docs=args.write_docs, structures=args.structures)
+            return bench_main(write_docs=args.write_docs, structures=args.structures, only=args.structure)
     except EngineInputError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

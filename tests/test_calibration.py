@@ -282,6 +282,28 @@ def test_the_shared_tree_frees_nothing_three_devices_do_not_identify(cases):
         assert error == pytest.approx(math.log(predict(case, PRIORS["vulkan"]) / case.measured), abs=1e-6)
 
 
+def test_the_hybrid_gives_an_engine_decode_values_of_its_own_only_from_three_devices(cases):
+    """The hybrid structure (engine/tools/shared.HYBRID): llama.cpp's own node on a backend
+    carries decode parameters only (prefill stays on the shared tree) and is inherited by the
+    engines built on llama.cpp, not by vLLM; every value is freed by rows of >= 3 devices, so a
+    backend of two devices (Vulkan on AMDVLK) gets none: it decodes with the kind's values."""
+    from engine.tools.shared import DECODE, HYBRID, key_path
+    from engine.tools.tree import fit_tree
+
+    assert key_path("llama-cpp/cuda", "eta_bw", HYBRID) == ("kind:gpu", "backend:cuda", "engine:llama-cpp/cuda")
+    assert key_path("ik-llama-cpp/cuda", "t_token_s", HYBRID)[-2:] == ("engine:llama-cpp/cuda", "engine:ik-llama-cpp/cuda")
+    assert key_path("llama-cpp/cuda", "eta_pp", HYBRID) == ("kind:gpu", "backend:cuda")
+    assert key_path("vllm/cuda", "eta_bw", HYBRID) == ("kind:gpu", "backend:cuda", "engine:vllm/cuda")
+    assert "eta_pp" not in DECODE and "t_ubatch_s" not in DECODE and "t_token_s" in DECODE
+    rows = [c for c in cases if c.key in ("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk")]
+    assert len({c.system.device.id for c in rows if c.system.backend == "vulkan-amdvlk"}) == 2
+    fit = fit_tree(rows, HYBRID, cross_validated=False)
+    assert fit["fitted_values"] == sum(len(node["fitted"]) for node in fit["nodes"].values()) > 0
+    assert all(n >= 3 for node in fit["nodes"].values() for n in node["devices"].values())
+    assert not any("amdvlk" in node for node in fit["nodes"])
+    assert all(name in DECODE for node, entry in fit["nodes"].items() if node.startswith("engine:llama-cpp/") for name in entry["fitted"])
+
+
 def test_no_fitted_value_sits_on_a_bound_without_a_written_reason():
     """Issue 12: every value of the committed fit within 1% (log space) of a bound has its reason in
     engine/params.py BOUND_REASONS, and docs/calibration.md shows the audit of this very fit."""
@@ -349,3 +371,13 @@ def test_the_fit_by_levels_frees_only_what_three_devices_identify(cases):
     rocm = [c for c in cases if c.system.backend == "rocm"]
     assert len({c.system.device.id for c in rocm}) < levels.MIN_DEVICES
     assert levels.fit_levels(rocm, cross_validated=False)["fitted_values"] == 0
+
+
+def test_a_bench_of_some_structures_keeps_the_other_rows_of_the_table():
+    """bench --structures --structure NAME --write-docs replaces the rows it ran and keeps the
+    rows of the structures it did not run where they were (each costs minutes to refit)."""
+    from engine.tools.bench import merged_rows
+
+    previous = "intro\n| structure | mdape |\n|---|---|\n| per key | 0.1 |\n| tree | 0.2 |\n"
+    table = ["| structure | mdape |", "|---|---|", "| per key | 0.3 |", "| hybrid | 0.4 |"]
+    assert merged_rows(table, previous) == table[:2] + ["| per key | 0.3 |", "| tree | 0.2 |", "| hybrid | 0.4 |"]

@@ -155,17 +155,7 @@ def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) 
 
 def residual_stats(cases: list[Case], params: BackendParams) -> dict:
     """Spread of measured/predicted over ``cases``: what the page's range is made of."""
-    if not cases:
-        return {}
-    ratios = [math.exp(-e) for e in _log_errors(cases, params)]
-    apes = [abs(1 / r - 1) for r in ratios]
-    return {
-        "n": len(cases),
-        "mdape": round(statistics.median(apes), 4),
-        "p90_ape": round(percentile(apes, 0.9), 4),
-        "ratio_p10": round(percentile(ratios, 0.1), 4),
-        "ratio_p90": round(percentile(ratios, 0.9), 4),
-    }
+    return _error_stats(_log_errors(cases, params)) if cases else {}
 
 
 def group_cases(cases: list[Case]) -> dict[str, dict[str, list[Case]]]:
