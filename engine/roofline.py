@@ -69,6 +69,28 @@ def fp16_matrix_flops(device: Device, backend: str) -> float:
     return device.fp16_tflops * TERA
 
 
+#: On a compute capability 6.1 card llama.cpp multiplies quantised GGUF weights in its MMQ kernels
+#: with the __dp4a int8 dot product (ggml_cuda_should_use_mmq: no Turing MMA, arch >= DP4A (610) and
+#: no FP16 MMA hardware, so MMQ at every batch size; ggml-org/llama.cpp@027ef8769913
+#: ggml/src/ggml-cuda/mmq.cu). One dp4a does 4 int8 multiply-adds where an FFMA does 1, issued at
+#: the same rate: NVIDIA rates the P40 at 47 INT8 TOPS against 12 FP32 TFLOPS
+#: (https://omegaco.ae/shop/gpu-cards-edge-ai/nvidia-p40).
+DP4A_INT8_PER_FP32 = 4
+#: ``pp_quant_cost`` is fitted on cards whose MMQ runs int8 instructions at twice their FP16 matrix
+#: rate (INT8 tensor cores, the pp_quant_cost bound reason in params.py), so a dp4a card's matrix
+#: peak for quantised weights is its int8 rate over the same 2: the fitted cost then means the same
+#: share of the int8 rate on both kinds of card.
+INT8_PER_MATRIX_PEAK = 2
+
+
+def dp4a_mmq_flops(device: Device, quant: QuantFormat, backend: str) -> float:
+    """Matrix peak of llama.cpp's dp4a MMQ kernels for quantised GGUF weights on a compute
+    capability 6.1 card (its FP16 is 1/64 rate, :data:`SLOW_FP16_CC`), FLOP/s; 0 elsewhere."""
+    if backend != "cuda" or quant.kind != "gguf" or device.cuda_compute_capability != SLOW_FP16_CC:
+        return 0.0
+    return (device.fp32_tflops or 0.0) * TERA * DP4A_INT8_PER_FP32 / INT8_PER_MATRIX_PEAK
+
+
 def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     """Peak rate of the big matrix multiplications of prompt processing, FLOP/s.
 
@@ -76,11 +98,12 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     its MMQ int8 kernels for quantised ones do not beat that in practice (calibration: F16 prefill
     was as fast or faster than Q4_K_M on every card measured), so their extra cost is the
     per-engine ``pp_quant_cost``, not a different peak. Native FP8/FP4 formats use those rates
-    where the device has them (vLLM, TensorRT-class kernels).
+    where the device has them (vLLM, TensorRT-class kernels). On compute capability 6.1 cards,
+    quantised GGUF weights run through dp4a (:func:`dp4a_mmq_flops`).
     """
     if backend == "cpu":
         return cpu_vector_flops(device) * cpu_kernel(device, quant).factor
-    fp16 = fp16_matrix_flops(device, backend)
+    fp16 = max(fp16_matrix_flops(device, backend), dp4a_mmq_flops(device, quant, backend))
     fmt = quant.compute_format
     if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
         return max(device.fp8_tflops * TERA, fp16)

@@ -300,17 +300,43 @@ def test_qwen15_moe_chat_context_is_the_chat_configs():
 def test_a_p40_prefills_at_its_fp32_rate_not_its_one_64th_fp16():
     """Issue 14: the Tesla P40 (GP102, compute capability 6.1) runs FP16 at 1/64 of FP32 (gpuark:
     0.1837 vs 11.76 TFLOPS); llama.cpp computes in FP32/dp4a there (common.cuh
-    fast_fp16_available excludes cc 610), so the matrix peak is the FP32 rate."""
+    fast_fp16_available excludes cc 610), so F16 weights multiply at the FP32 rate."""
     from engine import estimate
     from engine.quant import load_quants
     from engine.roofline import matmul_flops
 
     p40 = load_hardware()["tesla-p40"]
     assert (p40.memory_gib, p40.fp16_tflops, p40.fp32_tflops, p40.cuda_compute_capability) == (24, 0.18, 11.76, 6.1)
-    assert matmul_flops(p40, load_quants()["q4-k-m"], "cuda") == pytest.approx(11.76e12)
+    assert matmul_flops(p40, load_quants()["f16"], "cuda") == pytest.approx(11.76e12)
     assert matmul_flops(load_hardware()["p100-pcie-16gb"], load_quants()["q4-k-m"], "cuda") == pytest.approx(18.7e12)
     result = estimate({"hardware": "Tesla P40", "model": "llama-3.1-8b", "quant": "Q4_K_M"})
     assert result["fit"] == "fits" and result["prefill_tps"] > 100
+
+
+def test_compute_capability_6_1_quantised_prefill_runs_on_dp4a():
+    """llama.cpp's MMQ runs quantised GGUF weights through __dp4a on every compute capability 6.1
+    card (mmq.cu ggml_cuda_should_use_mmq); dp4a is 4x the FP32 rate (P40: 47 INT8 TOPS, 12 FP32
+    TFLOPS) and the matrix peak is half the int8 rate as on tensor-core cards. The rule keys on the
+    capability, not the card: a GTX 1080-like entry gets it, the P100 (6.0, cuBLAS FP16) and other
+    backends do not, and prefill of Q4_K_M gets faster than F16 on a P40."""
+    import dataclasses
+
+    from engine import estimate
+    from engine.quant import load_quants
+    from engine.roofline import DP4A_INT8_PER_FP32, INT8_PER_MATRIX_PEAK, matmul_flops
+
+    quants = load_quants()
+    p40 = load_hardware()["tesla-p40"]
+    assert matmul_flops(p40, quants["q4-k-m"], "cuda") == pytest.approx(11.76e12 * DP4A_INT8_PER_FP32 / INT8_PER_MATRIX_PEAK)
+    assert matmul_flops(p40, quants["q8-0"], "cuda") == pytest.approx(23.52e12)
+    assert matmul_flops(p40, quants["q4-k-m"], "vulkan") == pytest.approx(0.18e12)
+    gtx_like = dataclasses.replace(p40, fp32_tflops=8.87)
+    assert matmul_flops(gtx_like, quants["q4-k-m"], "cuda") == pytest.approx(2 * 8.87e12)
+    p100 = load_hardware()["p100-pcie-16gb"]
+    assert matmul_flops(p100, quants["q4-k-m"], "cuda") == matmul_flops(p100, quants["f16"], "cuda")
+    q4 = estimate({"hardware": "Tesla P40", "model": "llama-3.1-8b", "quant": "Q4_K_M", "prompt_tokens": 4096})
+    f16 = estimate({"hardware": "Tesla P40", "model": "llama-3.1-8b", "quant": "F16", "prompt_tokens": 4096})
+    assert q4["prefill_tps"] > f16["prefill_tps"]
 
 
 def test_p100_boost_clock_is_the_one_read():
