@@ -38,6 +38,11 @@ GPUS_READ = {
     "jetson-orin-nano-4gb": ("https://2.zoppoz.workers.dev:443/https/www.scribd.com/document/673174036/Orin-nano-datasheet", 34.1, 64, 4, 625, None, None),
     "core-ultra-5-226v": ("https://noticiasdehardware.com/?p=214", 136.5, 128, 7, 1850, None, None),
     "core-ultra-9-288v": ("https://noticiasdehardware.com/?p=214", 136.5, 128, 8, 2050, None, None),
+    "radeon-pro-w6800": ("https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/56343-amd-packt-big-navi", 512, 256, 60, None, 250, None),
+    "jetson-nano": ("https://cpu-gpu.alldbin.com/graphics-card-comparison/Jetson-TX2-GPU-and-Jetson-Nano-comparison.html", 25.6, 64, 1, 921, 10, None),
+    "rtx-3050-6gb": ("https://hmc-tech.com/gpu/nvidia-geforce-rtx-3050-6gb-vs-nvidia-geforce-rtx-2060-tu104", 168, 96, 18, 1470, 70, 179),
+    "rtx-2050-laptop": ("https://sodienbien.edu.vn/?p=158306", 112, 64, 16, 1477, 45, None),
+    "v100s-pcie": ("https://dobreprogramy.pl/nvidia-tesla-v100s-oficjalnie", 1133.6, 4096, 80, 1601, 250, None),
     "rx-6400": ("https://www.club386.com/amd-launches-199-radeon-rx-6500-xt-graphics-card-cheaper-rdna-2/", 128, 64, 12, 2321, 53, None),
 }
 
@@ -63,7 +68,8 @@ def test_partly_read_entries_say_what_was_not_read():
     that was read and the figure that was not."""
     hw = {d.base_id: d for d in load_hardware().values()}
     for base_id in ("rtx-5070-laptop", "a2", "rtx-2060-12gb", "v100-sxm2", "ryzen-ai-7-350-radeon-860m", "ryzen-ai-5-340-radeon-840m", "arc-pro-a40",
-                    "core-ultra-7-155h", "core-ultra-5-125h", "core-ultra-9-185h"):
+                    "core-ultra-7-155h", "core-ultra-5-125h", "core-ultra-9-185h", "ryzen-z1-extreme",
+                    "ryzen-7-6800u-radeon-680m", "ryzen-ai-9-365-radeon-880m", "gh200", "a30"):
         device = hw[base_id]
         assert device.unverified and not device.verified_from and "https://" in device.unverified, base_id
     assert hw["rtx-2060-12gb"].tdp_w == 185
