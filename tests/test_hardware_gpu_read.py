@@ -4,6 +4,7 @@ entry's ``verified_from``; entries whose pages could not be read keep ``unverifi
 
 import pytest
 
+from engine.devices import resolve_device
 from engine.hardware import load_hardware
 
 #: AMD's RDNA/Vega/Polaris specification table as Scan's TekSpek prints it.
@@ -94,3 +95,11 @@ def test_p40_street_price_is_the_dated_figure_read():
     price = load_hardware()["tesla-p40"].street_price
     assert (price["usd"], price["condition"], price["date"]) == (170, "used", "2025-12")
     assert price["source"].startswith("https://gpudojo.pages.dev/articles/tesla-p40-best-budget-gpu.html")
+
+
+def test_rtx_4060_ti_prices_each_memory_size():
+    """Issue 14: a memory variant does not inherit the base price. NVIDIA announced the RTX 4060 Ti
+    at $399 (8 GB) and $499 (16 GB); the bare name is the 16 GB card and shows its own price."""
+    hw = load_hardware()
+    assert (hw["rtx-4060-ti-8gb"].launch_price_usd, hw["rtx-4060-ti-16gb"].launch_price_usd) == (399, 499)
+    assert resolve_device("RTX 4060 Ti").launch_price_usd == 499
