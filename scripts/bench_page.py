@@ -166,6 +166,46 @@ def browser_cpu_s() -> dict[int, float]:
     return cpu
 
 
+def _process_kind(pid: int) -> str:
+    """Chromium's process type (renderer, gpu-process, utility ...; "browser" for the main one)."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+    except OSError:
+        return "?"
+    kind = next((w.split("=", 1)[1] for w in words if w.startswith("--type=")), "browser" if words and "chrom" in words[0] else "other")
+    sub = next((w.split("=", 1)[1].rsplit(".", 1)[-1] for w in words if w.startswith("--utility-sub-type=")), "")
+    return sub or kind
+
+
+def browser_cpu_by_thread() -> dict[tuple[int, str], tuple[str, float]]:
+    """CPU seconds so far of every thread of the browser's processes: {(pid, tid): ("kind:thread
+    name", seconds)}, so a difference between two pages can be told apart (compositor, worker, ...)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in _descendants(os.getpid())[1:]:
+        kind = _process_kind(pid)
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            except OSError:
+                continue
+            fields = raw.rsplit(")", 1)[1].split()
+            out[(pid, tid)] = (f"{kind}:{raw[raw.index('(') + 1 : raw.rindex(')')]}", (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def threads_since(before) -> Counter:
+    """CPU seconds per "process kind:thread name" since ``before`` (browser_cpu_by_thread)."""
+    spent = Counter()
+    for key, (name, seconds) in browser_cpu_by_thread().items():
+        spent[name] += seconds - before.get(key, (name, 0.0))[1]
+    return spent
+
+
 def cpu_since(before: dict[int, float]) -> float:
     """CPU seconds the browser's processes used since ``before`` (a process that exited is lost:
     sample while the context is open)."""
@@ -173,7 +213,9 @@ def cpu_since(before: dict[int, float]) -> float:
 
 
 def engine_ready_ms(page) -> float:
-    page.wait_for_selector(READY, timeout=180_000)
+    # Polled the same way as bare_ready_ms (a timer in the page), so neither column pays for a
+    # different wait: wait_for_selector's own polling costs the page ~0.1 CPU s over a boot.
+    page.wait_for_function(f"() => document.querySelector('{READY}')", timeout=180_000, polling=20)
     return page.evaluate("() => window.__tokfeel.timings.engineReadyMs")
 
 
@@ -199,10 +241,11 @@ def first_visit(browser, served: Served):
     context = browser.new_context()
     page = context.new_page()
     mark = len(served.records)
-    cpu = browser_cpu_s()
+    cpu, threads = browser_cpu_s(), browser_cpu_by_thread()
     page.goto(served.url)
     cold = engine_ready_ms(page)
     cold_cpu = cpu_since(cpu)
+    cold_threads = threads_since(threads)
     ready_at = time.monotonic()
     cold_state = worker_state(page)
     service_worker_installed(page)
@@ -223,22 +266,23 @@ def first_visit(browser, served: Served):
     warm_cpu = cpu_since(cpu)
     warm_state = worker_state(second)
     context.close()
-    return cold, warm, log, ready_at, cold_cpu, warm_cpu, (cold_state, warm_state)
+    return cold, warm, log, ready_at, cold_cpu, warm_cpu, (cold_state, warm_state), cold_threads
 
 
 def bare_visits(browser, url):
     context = browser.new_context()
     page = context.new_page()
-    cpu = browser_cpu_s()
+    cpu, threads = browser_cpu_s(), browser_cpu_by_thread()
     page.goto(url + "__bench/bare.html")
     cold = bare_ready_ms(page)
     cold_cpu = cpu_since(cpu)
+    cold_threads = threads_since(threads)
     page.close()
     page = context.new_page()
     page.goto(url + "__bench/bare.html")
     warm = bare_ready_ms(page)
     context.close()
-    return cold, warm, cold_cpu
+    return cold, warm, cold_cpu, cold_threads
 
 
 def shared_link(browser, url):
@@ -375,8 +419,10 @@ def build_revision(revision: str, folder: Path) -> Path:
 
 def measure_loads(browser, served, loads, results):
     """Append one bare and one engine (cold, warm) visit pair to ``results``."""
-    b_cold, b_warm, b_cpu = bare_visits(browser, served.url)
-    e_cold, e_warm, log, ready_at, e_cpu, w_cpu, states = first_visit(browser, served)
+    b_cold, b_warm, b_cpu, b_threads = bare_visits(browser, served.url)
+    e_cold, e_warm, log, ready_at, e_cpu, w_cpu, states, e_threads = first_visit(browser, served)
+    results.setdefault("bare_threads", []).append(b_threads)
+    results.setdefault("cold_threads", []).append(e_threads)
     results.setdefault("states", []).append(states)
     results.setdefault("bare_cpu", []).append(b_cpu)
     results.setdefault("cold_cpu", []).append(e_cpu)
@@ -395,6 +441,11 @@ def report_loads(label, r, loads):
     print(f"[{label}]   ratio cold engine / cold bare: {med(r['cold']) / med(r['bare_cold']):.2f}x;  warm engine / cold engine: {med(r['warm']) / med(r['cold']):.2f}")
     print(f"[{label}] browser CPU seconds until ready (robust to a busy machine): bare cold {med(r['bare_cpu']):.2f}, engine cold {med(r['cold_cpu']):.2f}, "
           f"engine warm {med(r['warm_cpu']):.2f};  ratios {med(r['cold_cpu']) / med(r['bare_cpu']):.2f}x and {med(r['warm_cpu']) / med(r['cold_cpu']):.2f}")
+    # Where the engine page's extra CPU went (median per thread group over the loads).
+    groups = {name for counts in r["bare_threads"] + r["cold_threads"] for name in counts}
+    extra = {g: med([c[g] for c in r["cold_threads"]]) - med([c[g] for c in r["bare_threads"]]) for g in groups}
+    shown = sorted(extra.items(), key=lambda kv: -abs(kv[1]))[:6]
+    print(f"[{label}]   engine cold minus bare cold, CPU s by process:thread: " + ", ".join(f"{g} {v:+.2f}" for g, v in shown))
     for cold_state, warm_state in r.get("states", []):
         for name, state in (("cold", cold_state), ("warm", warm_state)):
             marks = state.get("marks", {})

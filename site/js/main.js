@@ -56,6 +56,9 @@ class App {
       },
       describeNumbers: () => this.numbersNote(),
     });
+    // The worker boots first, before the panels are built: its runtime download and the page's
+    // own set-up overlap (the numbers below show from the build's data while it boots).
+    this.session.start();
     this.jobs = this.session.jobs;
     initTheme($("#theme-toggle", header));
     shareButton($("#copy-link", header));
@@ -316,7 +319,6 @@ class App {
   init() {
     this.view = readURL(schema, this.urlNotice);
     this.showView();
-    this.session.start(); // the numbers below show while it boots
     if (this.isBuiltView()) this.renderEstimate(initial);
     else this.renderWaiting();
     this.session.timings.firstNumberMs = performance.now();
