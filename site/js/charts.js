@@ -127,6 +127,7 @@ export class Charts {
     this.chartURL = chartURL;
     this.charts = new Map();
     this.drawQueue = Promise.resolve();
+    this.waiting = 0;
     this.data = new Map();
     document.addEventListener("tokfeel:theme", () => this.redrawAll());
   }
@@ -140,8 +141,22 @@ export class Charts {
     this.data.delete(kind); // a draw still queued for the previous view finds nothing to draw
   }
 
+  /** No chart is waiting to be drawn (part of the page's "settled"). */
+  get idle() {
+    return this.waiting === 0;
+  }
+
   async show(kind, data) {
     this.data.set(kind, data);
+    this.waiting += 1;
+    try {
+      await this.queueDraw(kind, data);
+    } finally {
+      this.waiting -= 1;
+    }
+  }
+
+  async queueDraw(kind, data) {
     const Chart = await loadChartLibrary(this.chartURL);
     // One chart per task: the sweeps that arrived while Chart.js loaded would otherwise all be
     // drawn in the script's load event, one main-thread task of ~0.1 CPU s (about 1 s of wall

@@ -312,7 +312,7 @@ class App {
       /** Benchmarks: play a given schedule (seconds per token) in the main stream. */
       playSchedule: (arrivals) => this.player.playSchedule(arrivals),
       /** The numbers on screen are for the view in the URL and no engine work is left. */
-      settled: () => this.session.ready && !this.recomputing && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0,
+      settled: () => this.session.ready && !this.recomputing && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle,
     };
   }
 
