@@ -149,6 +149,8 @@ def model_index() -> AliasIndex:
 def as_finetune(model: Model, query: str) -> Model:
     """``model`` under the name of the fine-tune ``query`` names, if it names one of its
     ``finetunes`` (exactly, or by all of its words), marked "architecture of <model>"; else ``model``."""
+    if query == model.id:
+        return model  # the page names models by id: nothing to normalise (~5% of a view's CPU)
     key = normalise_name(query)
     own = [normalise_name(n) for n in (model.id, model.name, *model.aliases)]
     if any(key and set(key.split()) <= set(n.split()) for n in own):

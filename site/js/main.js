@@ -56,9 +56,7 @@ class App {
       },
       describeNumbers: () => this.numbersNote(),
     });
-    // The worker boots first, before the panels are built: its runtime download and the page's
-    // own set-up overlap (the numbers below show from the build's data while it boots).
-    this.session.start();
+    this.session.start(); // first: the worker's boot overlaps building the panels below
     this.jobs = this.session.jobs;
     initTheme($("#theme-toggle", header));
     shareButton($("#copy-link", header));
