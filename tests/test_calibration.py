@@ -381,3 +381,32 @@ def test_a_bench_of_some_structures_keeps_the_other_rows_of_the_table():
     previous = "intro\n| structure | mdape |\n|---|---|\n| per key | 0.1 |\n| tree | 0.2 |\n"
     table = ["| structure | mdape |", "|---|---|", "| per key | 0.3 |", "| hybrid | 0.4 |"]
     assert merged_rows(table, previous) == table[:2] + ["| per key | 0.3 |", "| tree | 0.2 |", "| hybrid | 0.4 |"]
+
+
+#: LottoLottoLotto/4x3090-llm-benchmarks data/benchmarks.jsonl (commit bd22281), a calibration row:
+#: vLLM, tensor parallel over 4x RTX 3090 (PCIe), Qwen3.6-27B BF16, one stream after 512 tokens.
+VLLM_TP4_ROW = {
+    "source_id": "lotto_4x3090", "hardware": "NVIDIA RTX 3090 24GB", "n_devices": "4", "split_mode": "tensor",
+    "model": "Qwen3.6-27B", "quant": "BF16", "backend": "cuda", "engine": "vllm", "test": "tg", "n_tokens": "256",
+    "depth": "512", "batch": "1", "flash_attn": "", "tokens_per_s": "35.6",
+    "notes": "run_id=orch/Qwen3.6-27B/vllm_BF16_tp4x1_spec-none_c32768_pl220_single_stream; tp=4 pp=1",
+}
+
+
+def test_an_engine_without_its_own_fit_splits_at_the_nccl_latency_prior_not_at_llama_cpps():
+    """The latency factor of a split's exchanges is the engine's (calibrate.ENGINE_SPECIFIC):
+    llama.cpp's row split gathers after every split matmul (its fitted factors: 1.3, and 35 for
+    ik_llama.cpp), vLLM all-reduces twice a layer on the GPUs. An engine measured nowhere else
+    (here vLLM with its own fit removed, as a leave-one-device-out fold does) gets parallel.py's
+    NCCL-based prior, not a median of llama.cpp's keys; the data factor stays shared (the same PCIe
+    link carries every engine's bytes). The published TP=4 row above comes out within 30%."""
+    from engine.tools.calibrate import params_for
+    from engine.tools.score import case_from_row, predict
+
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    assert "sync_factor" in ENGINE_SPECIFIC and "sync_data_factor" not in ENGINE_SPECIFIC
+    assert fit["population"]["cuda"]["sync_factor"] == PRIORS["cuda"].sync_factor
+    fold = {**fit, "backends": {k: v for k, v in fit["backends"].items() if k != "vllm/cuda"}}
+    case = case_from_row(VLLM_TP4_ROW)
+    assert case.resolved
+    assert abs(predict(case, params_for(case, fold)) / 35.6 - 1) < 0.30

@@ -71,9 +71,15 @@ BOUNDS = {
 }
 #: Properties of an engine's implementation rather than of the backend: a key that cannot
 #: identify them inherits them from its base engine (Ollama from llama.cpp), never from another
-#: engine on the same backend. llama.cpp's CUDA backend launches every kernel of a batched step
-#: (its graph capture is single-token only); vLLM captures graphs for batches too.
-ENGINE_SPECIFIC = ("t_layer_batched_s",)
+#: engine on the same backend, else keeps the prior. llama.cpp's CUDA backend launches every kernel
+#: of a batched step (its graph capture is single-token only); vLLM captures graphs for batches
+#: too. sync_factor scales the latency of a split's exchanges (parallel.py's NCCL-based prior):
+#: vLLM and ExLlamaV3 all-reduce their tensor-parallel partial sums twice a layer on the GPUs,
+#: llama.cpp's row split gathers after every split matmul through copies between the cards
+#: (parallel.py), so a median over a backend's engines handed llama.cpp's split latency to an
+#: engine measured nowhere else. sync_data_factor (the MB-sized prefill activations) stays shared:
+#: the bytes cross the same PCIe link whichever engine sends them.
+ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor")
 #: A parameter must move some prediction by this much when doubled to count as identified.
 IDENTIFIED = 0.01
 #: Cross-validation folds refit the keys that lost rows with at most this many LM iterations,
@@ -193,7 +199,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     backends = {}
     for key, tests in sorted(groups.items()):
         fitted, free = first[key]
-        start = replace(common[key.split("/")[1]], **inherited(key, first), **{n: getattr(fitted, n) for n in free})
+        start = replace(common[key.split("/")[1]], **{**inherited(key, first), **{n: getattr(fitted, n) for n in free}})
         params, _free = fit_params(tests["tg"] + tests["pp"], start, free)
         backends[key] = {
             "params": _rounded(params),
