@@ -15,21 +15,43 @@ from .decode import step_at
 from .errors import EngineInputError
 from .options import MAX_SCHEDULE_TOKENS
 
-#: Step times are exact at this many contexts and linear in between (they are piecewise linear in
-#: the context: linear per full-attention layer, capped per sliding-window layer, whose windows
-#: are sampled too). Against every step computed, 24 samples give the same arrivals to 3e-16 of
-#: the total over 15 set-ups (dense, MoE, sliding-window, CPU, 100k context); 96 did too, and were
-#: two thirds of a page recompute's time in Pyodide.
-SAMPLES = 24
+#: Step time is piecewise linear in the context: each term is linear in the cached tokens, a
+#: sliding-window layer's cache stops growing at its window, and a ``max`` of two linear terms
+#: (memory against compute) bends once where they cross. Between the windows each piece is convex,
+#: so its midpoint lies on the chord exactly when the piece is straight: the schedule computes the
+#: step at the ends, the windows and midpoints, halving a segment only where its midpoint is off
+#: the chord by more than this share, and interpolates the rest. A straight run costs three steps
+#: instead of one per token (or the 24 fixed samples used before, two thirds of a page
+#: recompute's time in Pyodide).
+LINEAR_TOLERANCE = 1e-9
+#: At most this many steps are computed per schedule (a guard; a bent piece needs ~2 log2(n)).
+MAX_SAMPLES = 64
+
+
+def _sample_points(system, start: int, end: int) -> dict[int, float]:
+    """Step time at the contexts that pin the piecewise-linear schedule from ``start`` to ``end``."""
+    batch = system.options.batch
+    windows = {layer.window for layer in system.arch.attention if layer.kind == "sliding" and start < layer.window < end}
+    values = {c: step_at(system, c, batch).total_s for c in sorted({start, end} | windows)}
+    pending = list(zip(sorted(values), sorted(values)[1:]))
+    while pending and len(values) < MAX_SAMPLES:
+        lo, hi = pending.pop()
+        if hi - lo < 2:
+            continue
+        mid = (lo + hi) // 2
+        values[mid] = step_at(system, mid, batch).total_s
+        chord = values[lo] + (mid - lo) / (hi - lo) * (values[hi] - values[lo])
+        if abs(values[mid] - chord) > LINEAR_TOLERANCE * values[mid]:
+            pending += [(lo, mid), (mid, hi)]
+    return values
 
 
 def _step_times(system, start: int, count: int) -> list[float]:
     """Decode step time for contexts start .. start+count-1 (one sequence)."""
-    if count <= SAMPLES:
+    if count <= 3:
         return [step_at(system, start + i, system.options.batch).total_s for i in range(count)]
-    points = sorted({start + round(i * (count - 1) / (SAMPLES - 1)) for i in range(SAMPLES)}
-                    | {layer.window for layer in system.arch.attention if layer.kind == "sliding" and start < layer.window < start + count})
-    values = [step_at(system, c, system.options.batch).total_s for c in points]
+    values = _sample_points(system, start, start + count - 1)
+    points = sorted(values)
     # Segment by segment (the same expression per context as a per-token bisect, a third of the
     # CPU: this loop runs once per token of the answer on every recompute).
     times = []
@@ -37,7 +59,7 @@ def _step_times(system, start: int, count: int) -> list[float]:
     last = len(points) - 1
     for j in range(1, last + 1):
         lo, hi = points[j - 1], points[j]
-        a, span, rise = values[j - 1], hi - lo, values[j] - values[j - 1]
+        a, span, rise = values[lo], hi - lo, values[hi] - values[lo]
         # A sample point starts its segment (weight 0); the last one ends the last segment.
         for c in range(lo, hi + 1 if j == last else hi):
             append(a + (c - lo) / span * rise)

@@ -165,3 +165,32 @@ def test_ollama_hands_mlx_weights_to_its_mlx_engine_on_macs_only():
     assert estimate({**mac, "quant": "Q4_K_M"})["calibration"].startswith("ollama/")
     assert estimate({**mac, "quant": "NVFP4"})["calibration"].startswith("ollama-mlx/")
     assert estimate({**mac, "hardware": "RTX 4090", "quant": "Q4_K_M"})["engine"] == "Ollama"
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"hardware": "rtx-4090", "model": "llama-3.1-8b", "quant": "Q4_K_M", "depth": 16000, "flash_attn": False},
+        {"hardware": "rtx-4090", "model": "gemma-3-27b", "quant": "Q4_K_M", "gen_tokens": 2000},  # crosses its 1,024 window
+        {"hardware": "rtx-4090", "model": "qwen3-30b-a3b", "quant": "Q4_K_M", "depth": 100_000},
+        {"hardware": "rtx-3060", "model": "llama-3.3-70b", "quant": "Q4_K_M"},  # most layers in system RAM
+        {"hardware": "amd-ryzen-9-7950x-128gb", "model": "llama-3.1-8b", "quant": "Q4_K_M", "depth": 8000},
+        {"hardware": "apple-m4-max-40c-128gb", "model": "gpt-oss-20b", "quant": "MXFP4", "batch": 4},
+    ],
+)
+def test_the_schedule_is_every_step_computed(request_, monkeypatch):
+    """The schedule computes a few steps (ends, windows, midpoints until each piece is straight)
+    and interpolates the rest: its arrivals equal those of every step computed, and a straight run
+    costs three steps."""
+    from engine import stream
+    from engine.decode import step_at
+
+    request_ = {"gen_tokens": 1500, **request_, "schedule": True}
+    computed = []
+    real = stream.step_at
+    monkeypatch.setattr(stream, "step_at", lambda *a, **k: computed.append(a[1]) or real(*a, **k))
+    sampled = estimate(request_)["schedule"]["arrival_s"]
+    assert len(computed) <= 12
+    monkeypatch.setattr(stream, "_step_times", lambda system, start, count: [step_at(system, start + i, system.options.batch).total_s for i in range(count)])
+    every = estimate(request_)["schedule"]["arrival_s"]
+    assert sampled == pytest.approx(every, rel=1e-9, abs=2e-6)
