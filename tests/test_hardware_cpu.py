@@ -124,6 +124,9 @@ def test_sockets_add_cores_and_memory_not_bandwidth():
         ("Raspberry Pi 500", "raspberry-pi-5", 17.07, 0.1536),
         ("Raspberry Pi 500+", "raspberry-pi-5", 17.07, 0.1536),
         ("BCM2712", "raspberry-pi-5", 17.07, 0.1536),
+        # Compute Module 5 = BCM2712 too (Raspberry Pi's processor page, in the entry's notes).
+        ("Raspberry Pi CM5", "raspberry-pi-5", 17.07, 0.1536),
+        ("Raspberry Pi Compute Module 5", "raspberry-pi-5", 17.07, 0.1536),
     ],
 )
 def test_board_aliases_resolve_to_the_same_silicon(name, entry, bandwidth, fp32):
