@@ -22,6 +22,10 @@ FORM_FACTORS = ("desktop", "laptop", "workstation", "datacenter", "mini-pc", "sb
 #: driver, whose prompt processing differs by 2-3x (calibration: Strix Halo toolboxes).
 BACKENDS = ("cuda", "rocm", "metal", "vulkan", "vulkan-amdvlk", "sycl", "cpu")
 
+#: PCIe bandwidth per lane and direction, GB/s, by generation (after 128b/130b encoding; PCI-SIG
+#: specifications: 8, 16, 32, 64 GT/s for gen 3..6; gen 1-2 use 8b/10b at 2.5 and 5 GT/s).
+PCIE_GBS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+
 SCHEMA = (
     Field("name", str, required=True),
     Field("vendor", str, required=True, choices=VENDORS),
@@ -57,7 +61,7 @@ SCHEMA = (
     Field("cpu_fp32_flops_per_cycle", int, lo=2, hi=256),
     Field("cpu_isa", list),
     Field("cpu_ccds", int, lo=1, hi=64),
-    Field("pcie_gen", int, lo=1, hi=7),
+    Field("pcie_gen", int, lo=1, hi=max(PCIE_GBS_PER_LANE)),
     Field("pcie_lanes", int, lo=1, hi=32),
     Field("nvlink_gbs", float, lo=1, hi=10000),
     Field("nvlink_cards", int, lo=2, hi=576),
@@ -87,10 +91,6 @@ CPU_ISAS = (
     # No SIMD at all (RISC-V RV64GC cores such as the SiFive U74): scalar code only.
     "scalar",
 )
-
-#: PCIe bandwidth per lane and direction, GB/s, by generation (after 128b/130b encoding; PCI-SIG
-#: specifications: 8, 16, 32, 64 GT/s for gen 3..6; gen 1-2 use 8b/10b at 2.5 and 5 GT/s).
-PCIE_GBS_PER_LANE = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 
 
 @dataclass(frozen=True)

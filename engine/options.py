@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .hardware import SCHEMA as HARDWARE_SCHEMA
 from .quant import KV_TYPES
 
 #: Upper bounds that keep every computation finite and every answer meaningful.
@@ -182,6 +183,10 @@ OPTIONS: tuple[Option, ...] = (
 OPTION = {option.key: option for option in OPTIONS}
 REQUIRED = ("hardware", "model", "quant")
 
+#: A custom device's numbers take the catalog's plausible ranges (engine/hardware.py SCHEMA): one
+#: declaration of what a device can be, for catalog entries and custom hardware alike.
+CATALOG_RANGE = {f.name: {"lo": f.lo, "hi": f.hi} for f in HARDWARE_SCHEMA if f.lo is not None}
+
 #: A custom device (``"hardware": {...}``): units as in the hardware catalog (data/README.md).
 HARDWARE_FIELDS: tuple[Option, ...] = (
     Option("name", "text", None, "name", view="hw_name", view_default="My hardware", extra={"max_length": 60}),
@@ -192,31 +197,31 @@ HARDWARE_FIELDS: tuple[Option, ...] = (
     Option("unified_memory", "bool", None, "one memory shared by CPU and GPU (Apple Silicon, Strix Halo, DGX Spark): the "
            "same as kind soc; without a kind, true means soc, and the cpu backend means cpu"),
     Option("vendor", "name", None, "vendor (default: by backend)"),
-    Option("memory_gib", "float", None, "memory", lo=0.5, hi=4096, unit="GiB", view="hw_mem", view_default=24,
+    Option("memory_gib", "float", None, "memory", **CATALOG_RANGE["memory_gib"], unit="GiB", view="hw_mem", view_default=24,
            required=True),
-    Option("bandwidth_gbs", "float", None, "memory bandwidth", lo=1, hi=20000, unit="GB/s", view="hw_bw",
+    Option("bandwidth_gbs", "float", None, "memory bandwidth", **CATALOG_RANGE["bandwidth_gbs"], unit="GB/s", view="hw_bw",
            view_default=1000, required=True),
-    Option("fp16_tflops", "float", None, "FP16 tensor throughput", lo=0.005, hi=20000, unit="TFLOPS", view="hw_tf",
+    Option("fp16_tflops", "float", None, "FP16 tensor throughput", **CATALOG_RANGE["fp16_tflops"], unit="TFLOPS", view="hw_tf",
            view_default=80, required=True),
-    Option("fp32_tflops", "float", None, "FP32 throughput", lo=0.005, hi=2000, unit="TFLOPS"),
-    Option("gpu_clock_mhz", "float", None, "GPU boost clock", lo=100, hi=4000, unit="MHz"),
-    Option("pcie_gen", "int", None, "PCIe generation of the card", lo=1, hi=6),
+    Option("fp32_tflops", "float", None, "FP32 throughput", **CATALOG_RANGE["fp32_tflops"], unit="TFLOPS"),
+    Option("gpu_clock_mhz", "float", None, "GPU boost clock", **CATALOG_RANGE["gpu_clock_mhz"], unit="MHz"),
+    Option("pcie_gen", "int", None, "PCIe generation of the card", **CATALOG_RANGE["pcie_gen"]),
     # CPUs (data/README.md has their meaning): cores and threads, memory channels and their speed
     # (giving the bandwidth when bandwidth_gbs is left out), clocks, chiplets, instruction sets.
-    Option("cpu_cores", "int", None, "CPU physical cores", lo=1, hi=1024, view="hw_cores", devices=("cpu",),
+    Option("cpu_cores", "int", None, "CPU physical cores", **CATALOG_RANGE["cpu_cores"], view="hw_cores", devices=("cpu",),
            extra={"unset": "not stated"}),
-    Option("cpu_threads", "int", None, "CPU hardware threads", lo=1, hi=2048, view="hw_threads", devices=("cpu",),
+    Option("cpu_threads", "int", None, "CPU hardware threads", **CATALOG_RANGE["cpu_threads"], view="hw_threads", devices=("cpu",),
            extra={"unset": "one per core"}),
-    Option("cpu_p_cores", "int", None, "performance cores of a hybrid CPU", lo=1, hi=1024, devices=("cpu",)),
-    Option("memory_channels", "int", None, "64-bit memory channels", lo=1, hi=24, view="hw_ch", devices=("cpu",),
+    Option("cpu_p_cores", "int", None, "performance cores of a hybrid CPU", **CATALOG_RANGE["cpu_p_cores"], devices=("cpu",)),
+    Option("memory_channels", "int", None, "64-bit memory channels", **CATALOG_RANGE["memory_channels"], view="hw_ch", devices=("cpu",),
            extra={"unset": "not stated"}),
     # Data rates are whole MT/s (DDR5-5600, LPDDR5X-8533).
     Option("memory_data_rate_mts", "int", None, "memory data rate (with memory_channels, instead of bandwidth_gbs)",
-           lo=400, hi=40000, unit="MT/s", view="hw_mts", devices=("cpu",), extra={"unset": "not stated"}),
-    Option("cpu_base_clock_ghz", "float", None, "CPU base clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
-    Option("cpu_boost_clock_ghz", "float", None, "CPU boost clock", lo=0.5, hi=7, unit="GHz", devices=("cpu",)),
-    Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", lo=2, hi=256, devices=("cpu",)),
-    Option("cpu_ccds", "int", None, "CPU chiplets (CCDs)", lo=1, hi=64, devices=("cpu",)),
+           **CATALOG_RANGE["memory_data_rate_mts"], unit="MT/s", view="hw_mts", devices=("cpu",), extra={"unset": "not stated"}),
+    Option("cpu_base_clock_ghz", "float", None, "CPU base clock", **CATALOG_RANGE["cpu_base_clock_ghz"], unit="GHz", devices=("cpu",)),
+    Option("cpu_boost_clock_ghz", "float", None, "CPU boost clock", **CATALOG_RANGE["cpu_boost_clock_ghz"], unit="GHz", devices=("cpu",)),
+    Option("cpu_fp32_flops_per_cycle", "int", None, "FP32 FLOP per core per cycle", **CATALOG_RANGE["cpu_fp32_flops_per_cycle"], devices=("cpu",)),
+    Option("cpu_ccds", "int", None, "CPU chiplets (CCDs)", **CATALOG_RANGE["cpu_ccds"], devices=("cpu",)),
     Option("bandwidth_measured", "bool", False, "bandwidth_gbs was measured (STREAM, Intel MLC), not read off a spec sheet"),
     Option("cpu_isa", "isa", None, "vector/matrix instructions: a level (avx2 ... amx, neon ... sve) or a list of extensions",
            devices=("cpu",)),
