@@ -39,6 +39,14 @@ def wait_for_the_engine_on_the_view(page) -> dict:
     return view
 
 
+def numbers_follow_the_url(page, *parts: str):
+    """After a control changed: the URL carries ``parts``, the engine answered for that view, and
+    the headline numbers are the engine's."""
+    page.wait_for_function("(parts) => parts.every(p => location.search.includes(p))", arg=list(parts))
+    wait_for_the_engine_on_the_view(page)
+    assert_numbers_are_the_engines(page)
+
+
 def open_advanced(page):
     page.evaluate("() => { document.querySelector('#advanced').open = true; }")
 
@@ -137,9 +145,7 @@ def test_advanced_settings_reach_the_engine(app):
     page.fill('[data-testid="batch-input"]', "4")
     page.select_option('[data-testid="spec-select"]', "draft")
     page.select_option('[data-testid="workload-select"]', "code")
-    page.wait_for_function("() => ['depth=8000', 'kv=q8_0', 'gpus=2', 'split=row', 'batch=4', 'spec=draft', 'workload=code'].every(p => location.search.includes(p))")
-    wait_for_the_engine_on_the_view(page)
-    assert_numbers_are_the_engines(page)
+    numbers_follow_the_url(page, "depth=8000", "kv=q8_0", "gpus=2", "split=row", "batch=4", "spec=draft", "workload=code")
     cli = page.inner_text('[data-testid="cli-line"]')
     for flag in ("--depth 8000", "--kv-quant q8_0", "--gpus 2", "--split row", "--batch 4", "--draft llama-3.2-1b", "--workload code"):
         assert flag in cli
@@ -159,9 +165,7 @@ def test_flash_attention_off_reaches_the_engine(app):
     open_advanced(page)
     page.fill('[data-testid="depth-tokens"]', "8000")
     page.select_option('[data-testid="fa-select"]', "off")
-    page.wait_for_function("() => ['depth=8000', 'fa=off'].every(p => location.search.includes(p))")
-    wait_for_the_engine_on_the_view(page)
-    assert_numbers_are_the_engines(page)
+    numbers_follow_the_url(page, "depth=8000", "fa=off")
     assert "--no-flash-attn" in page.inner_text('[data-testid="cli-line"]')
     show(page)
 
@@ -176,9 +180,7 @@ def test_the_llama_cpp_build_reaches_the_engine(app):
     assert "Attention kernel" not in page.inner_text('[data-testid="breakdown-prefill"]')
     page.fill('[data-testid="build-input"]', "7423")
     page.press('[data-testid="build-input"]', "Tab")
-    page.wait_for_function("() => location.search.includes('build=7423')")
-    wait_for_the_engine_on_the_view(page)
-    assert_numbers_are_the_engines(page)
+    numbers_follow_the_url(page, "build=7423")
     assert "--llama-cpp-build 7423" in page.inner_text('[data-testid="cli-line"]')
     assert "llama.cpp b7423 runs flash attention on the shader units" in page.inner_text('[data-testid="breakdown-prefill"]')
     show(page)
