@@ -57,6 +57,10 @@ def _memory(system: System, extra_bytes: float = 0.0) -> tuple[MemoryNeed, str, 
         # The llama.cpp flags the placement was stated with (empty: the engine's automatic split).
         "placement_flags": system.placement_flags,
         "host_expert_weights_gb": placement.host_expert_bytes / GB,
+        # llama.cpp's input layer (the embedding tables), in system RAM beside a discrete GPU.
+        "host_embedding_gb": placement.host_lookup_bytes / GB,
+        # The -ngl that states the layer split (commands, explain panel); None: every layer.
+        "n_gpu_layers": system.n_gpu_layers,
         # What the KV cache holds room for, and the weight file's stated size (explain panel).
         "context_tokens": system.context_tokens,
         "context_allocated": bool(system.options.context_size and system.options.context_size >= system.context_tokens),
@@ -208,6 +212,8 @@ def estimate(request: dict) -> dict:
             "batched_s": mean_step.batched_s,
             "recurrent_s": mean_step.recurrent_s,
             "host_s": mean_step.host_s,
+            # From 32 tokens a step (llama.cpp's op offload) the host-resident weights cross PCIe.
+            "transfer_s": mean_step.transfer_s,
             "sync_s": mean_step.sync_s,
             "interconnect": link(system)[0] if system.gpus > 1 else None,
             "cpu_threads": system.cpu_threads if system.backend == "cpu" else None,

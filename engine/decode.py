@@ -64,8 +64,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
+from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
-from .parallel import split_sync_parts
+from .parallel import pcie_link, split_sync_parts
 from .quant import KV_CODEBOOK_TYPES
 from .roofline import (
     bandwidth_bytes_s,
@@ -134,6 +135,9 @@ class StepFeatures:
     device_kv_codebook_elements: float = 0.0
     #: Layers whose token mixer is a recurrence (gated DeltaNet, Mamba) instead of attention.
     recurrent_layers: int = 0
+    #: Seconds of PCIe copies of weights held in system RAM, for a step of op-offload size
+    #: (offload.OP_OFFLOAD_MIN_BATCH tokens or more; a prior, not fitted).
+    transfer_s: float = 0.0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -166,10 +170,14 @@ class StepTime:
     batched_s: float = 0.0
     #: The part of fixed_s the recurrent layers' state updates cost (t_recurrent_layer_s).
     recurrent_s: float = 0.0
+    #: PCIe copies of host-resident weights for a step that op offload moves to the GPU.
+    transfer_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.weights_s, self.matmul_s) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s
+        return (
+            max(self.weights_s, self.matmul_s) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s + self.transfer_s
+        )
 
     @property
     def memory_bound(self) -> bool:
@@ -197,26 +205,38 @@ def step_features(
     matmul_flops = tokens * 2 * arch.params_active
     attention_flops = tokens * decode_attention_flops(arch, attention_context)
 
-    host_dense = host_experts = host_kv = host_flops = 0.0
+    host_dense = host_experts = host_kv = host_flops = transfer_s = 0.0
     if placement.offloaded:
-        # Below llama.cpp's op-offload batch (32 tokens) the matmuls of weights in system RAM run
-        # on the host's cores, which read them at system-RAM bandwidth (docs/physics.md section 5).
-        # Blocks in RAM (-ngl) bring their KV cache and attention along; tensors sent to RAM on
-        # their own (--n-cpu-moe, -ot) only their matmuls.
+        # Blocks in RAM (-ngl) bring their KV cache and attention along (llama.cpp keeps a layer's
+        # cache with the layer); tensors sent to RAM on their own (--n-cpu-moe, -ot) only their
+        # matmuls.
         host_share = 1 - placement.gpu_layer_fraction
-        host_dense, host_experts, host_kv = placement.host_dense_bytes, placement.host_expert_bytes, kv_read * host_share
-        one_token = distinct_expert_fraction(arch, 1)
-        host_read = host_dense + host_experts * one_token
-        matmul_host_share = min(1.0, host_read / max(profile.read_per_token(one_token) - profile.lookup_row, 1.0))
-        host_flops = matmul_flops * matmul_host_share + attention_flops * host_share
-        matmul_flops *= 1 - matmul_host_share
-        attention_flops *= 1 - host_share
-        dense_on_device = 1 - min(1.0, host_dense / max(profile.dense_read, 1.0))
-        experts_on_device = 1 - min(1.0, host_experts / max(profile.experts, 1.0)) if profile.experts else 1.0
-        dense_params *= dense_on_device
-        codebook_dense *= dense_on_device
-        expert_params *= experts_on_device
-        codebook_experts *= experts_on_device
+        host_kv = kv_read * host_share
+        if op_offload(placement, tokens):
+            # From llama.cpp's op-offload batch (32 tokens in the step: batched sequences,
+            # speculative verification) the matmuls of weights in system RAM run on the GPU after
+            # a PCIe copy of those weights (the experts the step routes to); attention stays with
+            # the cache (offload.OP_OFFLOAD_MIN_BATCH).
+            copy = placement.copy_bytes(distinct_expert_fraction(arch, tokens))
+            transfer_s = copy / (pcie_link(system)[2] * PCIE_EFFICIENCY)
+            host_flops = attention_flops * host_share
+            attention_flops *= 1 - host_share
+        else:
+            # Below it the host's cores run those matmuls, reading the weights at system-RAM
+            # bandwidth (docs/physics.md section 5).
+            host_dense, host_experts = placement.host_dense_bytes, placement.host_expert_bytes
+            one_token = distinct_expert_fraction(arch, 1)
+            host_read = host_dense + host_experts * one_token
+            matmul_host_share = min(1.0, host_read / max(profile.read_per_token(one_token) - profile.lookup_row, 1.0))
+            host_flops = matmul_flops * matmul_host_share + attention_flops * host_share
+            matmul_flops *= 1 - matmul_host_share
+            attention_flops *= 1 - host_share
+            dense_on_device = 1 - min(1.0, host_dense / max(profile.dense_read, 1.0))
+            experts_on_device = 1 - min(1.0, host_experts / max(profile.experts, 1.0)) if profile.experts else 1.0
+            dense_params *= dense_on_device
+            codebook_dense *= dense_on_device
+            expert_params *= experts_on_device
+            codebook_experts *= experts_on_device
 
     cards = parallel_cards(system)
     device, backend = system.device, system.backend
@@ -271,6 +291,7 @@ def step_features(
         device_kv_codebook_elements=(
             batch * kv_context_elements * placement.gpu_layer_fraction if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
         ),
+        transfer_s=transfer_s,
     )
 
 
@@ -333,7 +354,10 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return StepTime(weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s)
+    return StepTime(
+        weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s,
+        f.transfer_s,
+    )
 
 
 def step_time(system: System, kv_context_elements: float, batch: int, attention_context: float) -> StepTime:

@@ -18,8 +18,23 @@ llama.cpp places weights by three flags, read here as the run states them:
   buffer: ``CPU`` is system RAM, a device buffer (``CUDA0``, ``ROCm0``, ``Vulkan0``, ``SYCL0``,
   ``Metal``) the accelerator. Overrides win over ``-ngl``.
 
+- The input layer (the embedding tables: ``token_embd``, Gemma 3n's ``per_layer_token_embd``)
+  stays in system RAM whatever ``-ngl`` says: llama-model.cpp ``load_tensors`` assigns
+  ``pimpl->dev_input = { cpu_dev, &pimpl->cpu_buft_list }`` ("there is very little benefit to
+  offloading the input layer, so always keep it on the CPU"; ggml-org/llama.cpp
+  src/llama-model.cpp). A token reads one row of it (a GET_ROWS, which no backend takes over:
+  ``get_op_batch_size`` returns 0 for GET_ROWS in ggml-cuda.cu). A model with tied embeddings has
+  no ``output.weight``: its output layer is created from ``token_embd`` with ``TENSOR_DUPLICATED``,
+  and the loader makes a second copy in the output layer's buffer when that is another buffer
+  type (llama-model-loader.cpp ``create_tensor``), so with the output on the GPU the matrix is held
+  twice, once in system RAM and once on the card. Engines of other lineages (vLLM, ExLlama)
+  keep the embedding with the rest of the model.
+
 Per token the two parts run one after the other, so the slow part dominates (docs/physics.md
-section 5): decode reads the host-resident bytes at system-RAM bandwidth on the host's cores.
+section 5): decode reads the host-resident bytes at system-RAM bandwidth on the host's cores,
+until a step holds ``OP_OFFLOAD_MIN_BATCH`` tokens; from there every matmul of weights in system
+RAM is copied over PCIe and runs on the GPU (op offload, :func:`op_offload`), in decode (batched
+sequences, speculative verification) as in prefill.
 """
 
 from __future__ import annotations
@@ -34,6 +49,20 @@ from .weights import LOOKUP_TENSORS, WeightProfile
 #: Buffer names of ``-ot`` that mean the accelerator (llama.cpp's backend device names, any index:
 #: the physics does not tell one card of a split from another).
 DEVICE_BUFFERS = re.compile(r"(?:CUDA|ROCm|Vulkan|SYCL|Metal|MTL|MUSA|CANN|OpenCL)\d*", re.IGNORECASE)
+#: Tokens from which llama.cpp runs a matmul of weights held in system RAM on the GPU, copying the
+#: weights over PCIe: ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu
+#: ``ggml_backend_cuda_device_offload_op`` (``get_op_batch_size(op) >= min_batch_size``, 32 by
+#: default, ``GGML_OP_OFFLOAD_MIN_BATCH`` overrides it) against the op's token count (``ne[1]`` of
+#: MUL_MAT, ``ne[2]`` of MUL_MAT_ID, 0 for GET_ROWS); the scheduler (ggml/src/ggml-backend.cpp
+#: ``ggml_backend_sched_backend_id_from_cur``, "1.off") moves such ops to the GPU unless
+#: ``--no-op-offload``. The rule looks at the tokens of one micro-batch, not the phase: a decode
+#: step of 32 or more tokens (32 concurrent sequences, or speculative verification passes that add
+#: up to it) pays the copy as prefill does. ik_llama.cpp PR 520 describes the same mainline rule
+#: ("matrix multiplications are always offloaded when the batch size is >= 32",
+#: https://github.com/ikawrakow/ik_llama.cpp/pull/520). Vulkan and SYCL use the same threshold.
+OP_OFFLOAD_MIN_BATCH = 32
+#: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
+PCIE_EFFICIENCY = 0.8
 #: Regular-expression groups that ECMAScript (std::regex, which llama.cpp uses) and Python read
 #: differently or not at all: lookbehind, named groups, inline flags. A pattern with one is refused
 #: rather than guessed at; plain groups, (?: ), lookahead, classes, alternation and repeats agree.
@@ -55,10 +84,27 @@ class Placement:
     host_dense_bytes: float = 0.0
     #: ... and routed experts (a token reads its top-k share of them).
     host_expert_bytes: float = 0.0
+    #: Of the host bytes: llama.cpp's input layer (embedding tables), read one row per token and
+    #: never copied to the GPU; alone it does not make a set-up "offloaded".
+    host_lookup_bytes: float = 0.0
 
     @property
     def offloaded(self) -> bool:
-        return self.host_bytes > 0
+        """Weights that compute from system RAM (more than the input layer's lookup tables)."""
+        return self.host_bytes - self.host_lookup_bytes > 1.0
+
+    def copy_bytes(self, expert_fraction: float) -> float:
+        """Bytes op offload copies to the GPU for one micro-batch: every host-resident weight its
+        matmuls use, the routed experts only as far as the micro-batch touches them (ggml-backend.cpp
+        ``ggml_backend_sched_compute_splits``: "when offloading MoE weights, we can reduce the amount
+        of data copied by copying only the experts that are used"); never the lookup tables."""
+        return self.host_bytes - self.host_lookup_bytes - self.host_expert_bytes * (1.0 - expert_fraction)
+
+
+def op_offload(placement: Placement, tokens: int) -> bool:
+    """Whether a micro-batch of ``tokens`` runs its host-resident matmuls on the GPU (after a PCIe
+    copy) rather than on the host's cores."""
+    return placement.offloaded and tokens >= OP_OFFLOAD_MIN_BATCH
 
 
 @dataclass(frozen=True)
@@ -69,34 +115,48 @@ class Override:
     on_host: bool
 
 
-def place_layers(profile: WeightProfile, gpu_layer_fraction: float) -> Placement:
+def place_layers(profile: WeightProfile, gpu_layer_fraction: float, input_on_host: bool = False) -> Placement:
     """Blocks split by ``gpu_layer_fraction``; outside-block tensors go with the GPU only when
-    every block does (llama.cpp offloads the output layer last)."""
+    every block does. ``input_on_host``: llama.cpp's input layer stays in system RAM."""
     layers = len(profile.per_layer)
     on_gpu = round(gpu_layer_fraction * layers)
-    return _place_blocks(profile, on_gpu, outside_on_gpu=on_gpu == layers)
+    return place_blocks(profile, on_gpu, on_gpu == layers, input_on_host)
 
 
-def _place_blocks(profile: WeightProfile, on_gpu: int, outside_on_gpu: bool) -> Placement:
+def place_blocks(profile: WeightProfile, on_gpu: int, outside_on_gpu: bool, input_on_host: bool = False) -> Placement:
+    """The last ``on_gpu`` blocks on the GPU, the output layer there when ``outside_on_gpu``;
+    with ``input_on_host`` the embedding tables in system RAM (a tied head then also on the GPU
+    as its own copy), else with the output layer."""
     layers = len(profile.per_layer)
     host_layers = range(layers - on_gpu)
     gpu_blocks = sum(profile.per_layer[layers - on_gpu :]) if on_gpu else 0.0
     host_blocks = sum(profile.per_layer[i] for i in host_layers)
     host_experts = sum(profile.per_layer_experts[i] for i in host_layers)
-    outside = 0.0 if outside_on_gpu else profile.outside_layers
+    lookup = profile.lookup_tables if input_on_host else 0.0
+    # The output layer: the head and final norm (a tied head is the embedding matrix: a second
+    # copy when the output sits on the GPU, the same tensor when it stays in system RAM).
+    output = profile.outside_layers - lookup + (profile.head if input_on_host and profile.tied and outside_on_gpu else 0.0)
+    # Tables in system RAM that are only looked up (a tied table there is also the head, read in full).
+    tables = profile.lookup_tables if input_on_host or not outside_on_gpu else 0.0
+    looked_up = tables - (profile.head if profile.tied and not outside_on_gpu else 0.0)
     return Placement(
         on_gpu / layers,
         False,
-        gpu_blocks + profile.outside_layers - outside,
-        host_blocks + outside,
+        gpu_blocks + (output if outside_on_gpu else 0.0),
+        host_blocks + lookup + (0.0 if outside_on_gpu else output),
         host_dense_bytes=host_blocks - host_experts + (0.0 if outside_on_gpu else profile.head),
         host_expert_bytes=host_experts,
+        host_lookup_bytes=max(looked_up, 0.0),
     )
 
 
-def place_experts_on_host(profile: WeightProfile) -> Placement:
+def place_experts_on_host(profile: WeightProfile, input_on_host: bool = False) -> Placement:
     """Attention, shared weights and head on the GPU; routed experts in system RAM."""
-    return Placement(1.0, True, profile.total - profile.experts, profile.experts, host_expert_bytes=profile.experts)
+    full = place_blocks(profile, len(profile.per_layer), True, input_on_host)
+    return Placement(
+        1.0, True, full.gpu_bytes - profile.experts, full.host_bytes + profile.experts,
+        host_expert_bytes=profile.experts, host_lookup_bytes=full.host_lookup_bytes,
+    )
 
 
 def gguf_name(tensor: Tensor) -> str:
@@ -146,39 +206,52 @@ def parse_overrides(text: str) -> tuple[Override, ...]:
 OUTPUT_FIRST_BUILD = 7046
 
 
+def ngl_for_fraction(layers: int, fraction: float) -> int:
+    """The ``-ngl`` the page's share of layers stands for: ``round(fraction x blocks)``; a share
+    that rounds to every block is everything, the output layer included (``blocks + 1``).
+    The one conversion between the two options (commands, the explain panel and the placement
+    all read it)."""
+    n = round(fraction * layers)
+    return layers + 1 if n >= layers else n
+
+
 def gpu_block_count(layers: int, n_gpu_layers: int | None, gpu_layers: float | None, build: int | None = None) -> tuple[int, bool]:
     """Blocks on the GPU and whether the output head is there too, for ``-ngl`` (a count, read
-    as the stated llama.cpp build reads it; unset: a current release) or the page's fraction."""
-    if n_gpu_layers is not None:
-        if n_gpu_layers > layers:
-            return layers, True
-        if build is not None and build < OUTPUT_FIRST_BUILD:
-            return n_gpu_layers, False
-        return max(n_gpu_layers - 1, 0), n_gpu_layers >= 1
-    on_gpu = layers if gpu_layers is None else round(gpu_layers * layers)
-    return on_gpu, on_gpu == layers
+    as the stated llama.cpp build reads it; unset: a current release) or the page's fraction
+    (the ``-ngl`` of :func:`ngl_for_fraction`); neither: everything."""
+    if n_gpu_layers is None:
+        n_gpu_layers = layers + 1 if gpu_layers is None else ngl_for_fraction(layers, gpu_layers)
+    if n_gpu_layers > layers:
+        return layers, True
+    if build is not None and build < OUTPUT_FIRST_BUILD:
+        return n_gpu_layers, False
+    return max(n_gpu_layers - 1, 0), n_gpu_layers >= 1
 
 
 def place_stated(
     arch: Architecture, profile: WeightProfile, sizes: tuple[float, ...], on_gpu: int, head_on_gpu: bool,
-    cpu_moe_layers: int = 0, overrides: tuple[Override, ...] = (),
+    cpu_moe_layers: int = 0, overrides: tuple[Override, ...] = (), input_on_host: bool = False,
 ) -> Placement:
     """The placement a llama.cpp command line states: blocks by -ngl, then the routed experts of
     the first ``cpu_moe_layers`` blocks in system RAM, then ``-ot`` overrides (which win).
     ``sizes``: bytes of each of ``arch.tensors`` (scaled to the file when its size is known).
-    The token embedding follows the output head (the engine's convention for a full offload)."""
+    The embedding tables stay in system RAM with ``input_on_host`` (llama.cpp's input layer), else
+    follow the output head."""
     layers = arch.layers
     scale = profile.total / max(sum(s for t, s in zip(arch.tensors, sizes) if not t.mtp), 1.0)
     matched = [False] * len(overrides)
     compiled = [re.compile(o.pattern) for o in overrides]
-    gpu = host = host_dense = host_experts = 0.0
+    gpu = host = host_dense = host_experts = host_lookup = 0.0
     experts_apart = False
     has_output = any(t.name == "output" for t in arch.tensors)
     for tensor, size in zip(arch.tensors, sizes):
         if tensor.mtp:
             continue
         size *= scale
+        lookup = tensor.name in LOOKUP_TENSORS
         on_host = tensor.layer < layers - on_gpu if tensor.layer >= 0 else not head_on_gpu
+        if lookup and input_on_host:
+            on_host = True
         if tensor.is_routed_expert and 0 <= tensor.layer < cpu_moe_layers:
             on_host = True
         name = gguf_name(tensor)
@@ -190,16 +263,22 @@ def place_stated(
         if not on_host:
             gpu += size
             continue
+        if tensor.name == "token_embd" and not has_output and head_on_gpu:
+            gpu += size  # a tied head's own copy in the output layer's buffer (TENSOR_DUPLICATED)
         host += size
         if tensor.is_routed_expert:
             host_experts += size
             experts_apart |= tensor.layer >= layers - on_gpu
-        elif tensor.name not in LOOKUP_TENSORS or (tensor.name == "token_embd" and not has_output):
+        elif not lookup or (tensor.name == "token_embd" and not has_output and not head_on_gpu):
             host_dense += size
+        else:
+            host_lookup += size
     unmatched = [o.pattern for o, hit in zip(overrides, matched) if not hit]
     if unmatched:
         raise EngineInputError(
             f"tensor override pattern {unmatched[0]!r} matches no tensor of this model (names look like "
             f"blk.0.attn_q.weight, blk.0.ffn_up_exps.weight, output.weight)", field="tensor_overrides",
         )
-    return Placement(on_gpu / layers, experts_apart, gpu, host, host_dense_bytes=host_dense, host_expert_bytes=host_experts)
+    return Placement(
+        on_gpu / layers, experts_apart, gpu, host, host_dense_bytes=host_dense, host_expert_bytes=host_experts, host_lookup_bytes=host_lookup,
+    )

@@ -137,7 +137,8 @@ OPTIONS: tuple[Option, ...] = (
          flag="--slot-pcie-gen", devices=("gpu",)),
     Option("slot_pcie_lanes", "int", None, "PCIe lanes of the slots/risers (default: the card's)", lo=1, hi=16,
            choices=(1, 2, 4, 8, 16), flag="--slot-pcie-lanes", devices=("gpu",)),
-    Option("gpu_layers", "float", None, "fraction of layers on the GPU, 0..1 (default: all that fit)", lo=0.0, hi=1.0,
+    Option("gpu_layers", "float", None, "fraction of layers on the GPU, 0..1: llama.cpp -ngl round(fraction x layers), "
+           "1 = everything (default: all that fit)", lo=0.0, hi=1.0,
            flag="--gpu-layers", devices=("gpu",)),
     Option("expert_offload", "bool", False, "routed experts of every layer in system RAM (llama.cpp --cpu-moe)",
            flag="--expert-offload", devices=("gpu",)),

@@ -33,6 +33,7 @@ from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work
+from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
@@ -51,17 +52,6 @@ from .roofline import (
 )
 from .system import System
 from .weights import LOOKUP_TENSORS, distinct_expert_fraction
-
-#: PCIe transfers of weights for offloaded matmuls reach about 80% of the link's rate.
-PCIE_EFFICIENCY = 0.8
-#: Tokens from which llama.cpp runs a matmul of weights held in system RAM on the GPU, copying the
-#: weights over PCIe (ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``: ``min_batch_size = 32``
-#: against the op's token count, ``ne[1]`` of MUL_MAT and ``ne[2]`` of MUL_MAT_ID; the scheduler in
-#: ggml-backend.cpp moves such ops unless ``--no-op-offload``). Smaller batches stay on the host's
-#: cores. ik_llama.cpp PR 520 describes the same mainline rule ("matrix multiplications are always
-#: offloaded when the batch size is >= 32", https://github.com/ikawrakow/ik_llama.cpp/pull/520).
-OP_OFFLOAD_MIN_BATCH = 32
-
 
 @dataclass(frozen=True)
 class PrefillFeatures:
@@ -226,7 +216,10 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     fraction = distinct_expert_fraction(arch, tokens_per_ubatch)
     weights_touched = profile.dense_read + profile.experts_read(fraction)
     placement = system.placement
-    resident_share = placement.gpu_bytes / max(placement.gpu_bytes + placement.host_bytes, 1.0)
+    # The share of the matmuls' weights the device reads from its own memory (the embedding tables
+    # in system RAM are looked up, not multiplied).
+    host_weights = placement.host_bytes - placement.host_lookup_bytes
+    resident_share = placement.gpu_bytes / max(placement.gpu_bytes + host_weights, 1.0)
     kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
     experts = ExpertWork()
@@ -245,9 +238,10 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens_per_ubatch) if split != "layer" else (0.0, 0.0)
     transfer_s = 0.0
-    if placement.offloaded and tokens_per_ubatch >= OP_OFFLOAD_MIN_BATCH:
+    if op_offload(placement, tokens_per_ubatch):
+        # Only the experts the micro-batch routes to are copied (offload.Placement.copy_bytes).
         pcie = pcie_link(system)[2]
-        transfer_s = micro_batches * placement.host_bytes / (pcie * PCIE_EFFICIENCY)
+        transfer_s = micro_batches * placement.copy_bytes(fraction) / (pcie * PCIE_EFFICIENCY)
     elif placement.offloaded and system.host is not None:
         # A micro-batch below the op-offload batch multiplies the weights in system RAM on the
         # host's cores, reading the ones it touches once (a roofline at the host's peak).

@@ -40,7 +40,7 @@ from .memory import (
     usable_bytes,
 )
 from .models import Model, as_finetune, load_models, model_index
-from .offload import Placement, gpu_block_count, parse_overrides, place_experts_on_host, place_layers, place_stated
+from .offload import Placement, gpu_block_count, ngl_for_fraction, parse_overrides, place_blocks, place_experts_on_host, place_stated
 from .params import ResolvedParams, resolve_params
 from .options import OPTION
 from .quant import QuantFormat, kv_bytes_per_element, parse_quant, tensor_bytes, tensor_types
@@ -190,30 +190,56 @@ class System:
         return " ".join(flags)
 
     @cached_property
+    def input_on_host(self) -> bool:
+        """llama.cpp (and the engines that run it) keeps its input layer, the embedding tables, in
+        system RAM beside a discrete GPU (engine/offload.py)."""
+        return self.host is not None and "llama-cpp" in self.engine.lineage()
+
+    @cached_property
     def placement(self) -> Placement:
         """Weights on the device(s) or offloaded, as requested or as llama.cpp would fit them."""
+        return self._placed[0]
+
+    @cached_property
+    def n_gpu_layers(self) -> int | None:
+        """The llama.cpp -ngl that states the placement's layer split: as given, the page's share
+        of layers converted (offload.ngl_for_fraction), or the largest count that fits; None when
+        every layer is on the GPU."""
+        return self._placed[1]
+
+    @cached_property
+    def _placed(self) -> tuple[Placement, int | None]:
         o = self.options
-        if self.host is None:  # unified memory: nothing to offload to
-            return place_layers(self.profile, 1.0)
-        if o.n_gpu_layers is not None or o.n_cpu_moe or o.tensor_overrides:
-            # A llama.cpp command line's placement (-ngl, --n-cpu-moe / --cpu-moe, -ot).
-            on_gpu, head_on_gpu = gpu_block_count(self.arch.layers, o.n_gpu_layers, o.gpu_layers, o.llama_cpp_build)
-            cpu_moe = self.arch.layers if o.expert_offload else min(o.n_cpu_moe, self.arch.layers)
-            overrides = parse_overrides(o.tensor_overrides) if o.tensor_overrides else ()
-            return place_stated(self.arch, self.profile, tensor_bytes(self.arch, self.quant), on_gpu, head_on_gpu, cpu_moe, overrides)
-        if o.expert_offload:
-            return place_experts_on_host(self.profile)
-        if o.gpu_layers is not None:
-            return place_layers(self.profile, o.gpu_layers)
-        full = place_layers(self.profile, 1.0)
-        if self.gpu_need(full) <= self.usable_bytes:
-            return full
         layers = self.arch.layers
-        for on_gpu in range(layers - 1, -1, -1):
-            candidate = place_layers(self.profile, on_gpu / layers)
+        if self.host is None:  # unified memory: nothing to offload to
+            return place_blocks(self.profile, layers, True), None
+        pinned = self.input_on_host
+        ngl = o.n_gpu_layers
+        if ngl is None and o.gpu_layers is not None:
+            ngl = ngl_for_fraction(layers, o.gpu_layers)
+        if o.n_cpu_moe or o.tensor_overrides:
+            # A llama.cpp command line's placement (-ngl, --n-cpu-moe / --cpu-moe, -ot).
+            on_gpu, head_on_gpu = gpu_block_count(layers, ngl, None, o.llama_cpp_build)
+            cpu_moe = layers if o.expert_offload else min(o.n_cpu_moe, layers)
+            overrides = parse_overrides(o.tensor_overrides) if o.tensor_overrides else ()
+            placement = place_stated(self.arch, self.profile, tensor_bytes(self.arch, self.quant), on_gpu, head_on_gpu, cpu_moe, overrides, pinned)
+            return placement, ngl
+        if o.expert_offload and ngl is None:
+            return place_experts_on_host(self.profile, pinned), None
+        if o.expert_offload:
+            on_gpu, head_on_gpu = gpu_block_count(layers, ngl, None, o.llama_cpp_build)
+            return place_stated(self.arch, self.profile, tensor_bytes(self.arch, self.quant), on_gpu, head_on_gpu, layers, (), pinned), ngl
+        if ngl is not None:
+            return place_blocks(self.profile, *gpu_block_count(layers, ngl, None, o.llama_cpp_build), pinned), ngl
+        # Automatic: the largest -ngl whose placement fits (llama.cpp's rule for the count).
+        full = place_blocks(self.profile, layers, True, pinned)
+        if self.gpu_need(full) <= self.usable_bytes:
+            return full, None
+        for count in range(layers, -1, -1):
+            candidate = place_blocks(self.profile, *gpu_block_count(layers, count, None, o.llama_cpp_build), pinned)
             if self.gpu_need(candidate) <= self.usable_bytes:
-                return candidate
-        return place_layers(self.profile, 0.0)
+                return candidate, count
+        return candidate, 0
 
 
 def _pick_backend(requested: str | None, device: Device, engine: Engine) -> str:

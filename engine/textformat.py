@@ -64,6 +64,7 @@ def describe(result: dict) -> str:
         lines.append(
             f"  offload  {mem['host_need_gb']:.1f} GB in system RAM ({mem['host_usable_gb']:.1f} GB usable of "
             f"{mem['system_ram_gib']:g} GiB assumed; --system-ram changes it)"
+            + (f", llama.cpp -ngl {mem['n_gpu_layers']}" if mem.get("n_gpu_layers") is not None else "")
         )
     return "\n".join(lines)
 

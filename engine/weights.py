@@ -37,6 +37,8 @@ class WeightProfile:
     mtp_experts: float = 0.0  # routed-expert bytes inside the MTP layers
     dense_codebook_params: int = 0  # weights of dense_read stored in a lattice-codebook type (IQ1-IQ3)
     expert_codebook_params: int = 0  # the same among all routed experts
+    lookup_tables: float = 0.0  # embedding tables (token_embd, per_layer_token_embd), part of outside_layers
+    tied: bool = False  # the output head is the token embedding (no output.weight in the file)
 
     def experts_read(self, fraction: float) -> float:
         """Routed-expert bytes read when ``fraction`` of each layer's experts are touched."""
@@ -59,7 +61,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     codebook = [storage(type_name).codebook for type_name in tensor_types(arch, quant)]
     per_layer = [0.0] * arch.layers
     per_layer_experts = [0.0] * arch.layers
-    total = mtp = dense = lookup = experts = outside = head = 0.0
+    total = mtp = dense = lookup = experts = outside = head = tables = 0.0
     dense_params = expert_params = dense_codebook = expert_codebook = 0
     mtp_experts = 0.0
     has_output = any(t.name == "output" for t in arch.tensors)
@@ -81,6 +83,7 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
             per_layer_experts[tensor.layer] += size
         elif tensor.name in LOOKUP_TENSORS:
             lookup += size / tensor.rows
+            tables += size
             dense_params += tensor.cols * tensor.experts
             if tensor.name == "token_embd" and not has_output:
                 # Tied embeddings: the output head multiplies by the embedding matrix.
@@ -109,6 +112,8 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
         mtp_experts=mtp_experts,
         dense_codebook_params=dense_codebook,
         expert_codebook_params=expert_codebook,
+        lookup_tables=tables,
+        tied=not has_output and head > 0,
     )
 
 
@@ -129,6 +134,7 @@ def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
         per_layer_experts=tuple(b * factor for b in profile.per_layer_experts),
         outside_layers=profile.outside_layers * factor,
         head=profile.head * factor,
+        lookup_tables=profile.lookup_tables * factor,
         mtp_experts=profile.mtp_experts * factor,
     )
 

@@ -7,6 +7,7 @@ import shlex
 
 import pytest
 
+from engine.offload import ngl_for_fraction
 from engine.page.view import estimate_view
 from pagekit import page_view, query, settle, show, value
 
@@ -66,3 +67,31 @@ def test_placement_flags_on_the_page(app):
     page.dispatch_event('[data-testid="ot-input"]', "change")
     page.wait_for_function("() => document.body.innerText.includes('std::regex')")
     show(page)
+
+
+def test_share_of_layers_is_the_ngl_the_page_prints(app):
+    """The GPU-layers share (offload=layers) is llama.cpp -ngl round(share x layers) in the
+    engine's placement, the check commands, the explain panel and the CLI line alike (one
+    conversion, engine/offload.py ngl_for_fraction); the token embedding llama.cpp keeps in
+    system RAM is named, not counted as an offload."""
+    page, _log, _console = app
+    show(page, query(hw="rtx-4090", model="gemma-3-27b", quant="Q4_K_M", offload="layers", gpu_pct=40))
+    view = page_view(page)
+    expected = estimate_view(view)["estimate"]
+    layers = expected["model"]["layers"]
+    ngl = ngl_for_fraction(layers, 0.4)
+    assert ngl == round(0.4 * layers) == expected["memory"]["n_gpu_layers"]
+    assert value(page, '.results [data-testid="decode-tps"]') == pytest.approx(expected["decode_tps"], rel=1e-9)
+    bench = bench_flags(page)
+    assert bench[bench.index("-ngl") + 1] == str(ngl)
+    server = shlex.split(page.inner_text('[data-testid="commands"] [data-tool="llama-server"] pre'))
+    assert server[server.index("-ngl") + 1] == str(ngl)
+    memory_rows = page.inner_text('[data-testid="breakdown-memory"]')
+    assert f"(-ngl {ngl})" in memory_rows and "token embedding" in memory_rows
+    cli = shlex.split(page.inner_text('[data-testid="cli-line"]'))
+    assert float(cli[cli.index("--gpu-layers") + 1]) == 0.4
+    # Everything on the card: only the embedding is in system RAM, and the page says so.
+    show(page, query(hw="rtx-4090", model="gemma-3-27b", quant="Q4_K_M"))
+    memory_rows = page.inner_text('[data-testid="breakdown-memory"]')
+    assert "the token embedding" in memory_rows and "-ngl" not in memory_rows
+    assert bench_flags(page)[bench_flags(page).index("-ngl") + 1] == "99"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from ..offload import ngl_for_fraction
 from ..errors import EngineInputError
 from ..options import OPTION, OPTIONS
 from ..request import KNOWN_KEYS, parse_options
@@ -74,14 +75,17 @@ def _gguf_name(request: dict, result: dict) -> str:
 
 def _llama_common(request: dict, result: dict) -> list[str]:
     """llama.cpp flags shared by llama-bench and llama-server for this placement."""
-    flags = []
     layers = result["model"].get("layers") or 0
-    if request.get("n_gpu_layers") is not None:
-        flags += ["-ngl", str(request["n_gpu_layers"])]
+    # The -ngl the engine placed the layers by (engine/system.py n_gpu_layers: as stated, the
+    # page's share converted by offload.ngl_for_fraction, or the count that fits); every layer: 99.
+    memory = result.get("memory")
+    if isinstance(memory, dict) and "n_gpu_layers" in memory:
+        ngl = memory["n_gpu_layers"]
     elif request.get("gpu_layers") is not None:
-        flags += ["-ngl", str(round(request["gpu_layers"] * layers))]
+        ngl = ngl_for_fraction(layers, request["gpu_layers"])
     else:
-        flags += ["-ngl", "99"]
+        ngl = request.get("n_gpu_layers")
+    flags = ["-ngl", str(max(99, layers + 1) if ngl is None else ngl)]
     if request.get("expert_offload"):
         flags += ["-ncmoe", str(layers or 99)]
     elif request.get("n_cpu_moe"):

@@ -79,7 +79,7 @@ VIEW_FIELDS = {
     "ctx": _option("context_size", doc="KV cache allocated per sequence, tokens (0 = what the request uses)"),
     "build": _option("llama_cpp_build", doc="llama.cpp build number of the run, bNNNN (0 = a current release)"),
     "gpu_pct": {"default": 50, "kind": "int", "min": round(OPTION["gpu_layers"].lo * 100), "max": round(OPTION["gpu_layers"].hi * 100),
-                "devices": list(OPTION["gpu_layers"].devices), "doc": "percent of layers on the GPU (offload=layers)"},
+                "devices": list(OPTION["gpu_layers"].devices), "doc": "percent of layers on the GPU (offload=layers): llama.cpp -ngl round(percent / 100 x layers)"},
     "spec": {"default": "off", "kind": "choice", "choices": ["off", "draft", "mtp"], "doc": "speculative decoding",
              "labels": {"off": "off", "draft": "draft model", "mtp": "the model's MTP head"}},
     "draft": {"default": "", "kind": "draft", "doc": "draft model id (spec=draft); empty = the family's smallest"},

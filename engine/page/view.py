@@ -176,10 +176,11 @@ def request_for_view(view: dict) -> dict:
         "context_size": v["ctx"] or None,
         "llama_cpp_build": v["build"] or None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
-        **_placement(v),
         **_speculative(v),
     }
     request.update({key: value for key, value in optional.items() if value})
+    # A share of 0% is a placement (-ngl 0), not an unset one.
+    request.update({key: value for key, value in _placement(v).items() if value is not None})
     if v["fa"] != "auto":
         request["flash_attn"] = v["fa"] == "on"
     return request

@@ -45,6 +45,7 @@ function decodeRows(e) {
   if (b.recurrent_s > 0) rows.push(["Recurrent layers", `${fmt.duration(b.recurrent_s)} of that: the gated-DeltaNet or Mamba layers update their state with a chain of small kernels of their own`]);
   if (b.batched_s > 0) rows.push(["Batched step", `${fmt.duration(b.batched_s)} of that: a step carrying several sequences launches its kernels one by one (no graph replay), a host cost that a faster GPU does not shrink`]);
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
+  if (b.transfer_s > 0) rows.push(["Op offload", `${fmt.duration(b.transfer_s)} per step copying the weights in system RAM to the GPU over PCIe: llama.cpp runs a step of 32 or more tokens there`]);
   if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token over ${b.interconnect}`]);
   rows.push(["One decode step", `${fmt.duration(b.step_s)} → ${fmt.rate(e.decode_tps)} tok/s, ${b.memory_bound ? "limited by memory bandwidth" : "limited by compute"}`]);
   rows.push(["Ceiling", `${fmt.rate(e.decode_ceiling_tps)} tok/s if only the weights were read, at full bandwidth`]);
@@ -88,7 +89,11 @@ function memoryRows(e) {
   if (m.file_gb) rows.push(["Weight file", `${fmt.memory(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
   if (m.context_allocated) rows.push(["KV cache allocated", `${fmt.count(m.context_tokens)} tokens per sequence (Advanced): reserved at load, whatever the chat uses`]);
   if (m.placement_flags) rows.push(["Placement", `${m.placement_flags} as stated (Advanced): ${fmt.memory(m.gpu_weights_gb)} of weights on the device, ${fmt.memory(m.host_weights_gb)} in system RAM${m.host_expert_weights_gb > 0 ? ` (${fmt.memory(m.host_expert_weights_gb)} of them routed experts)` : ""}`]);
-  if (m.host_weights_gb > 0) rows.push(["In system RAM", `${fmt.memory(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device`]);
+  // The -ngl is the engine's (memory.n_gpu_layers: as stated, the share of layers converted, or what fits).
+  const ngl = m.n_gpu_layers === null || m.n_gpu_layers === undefined ? "" : ` (-ngl ${m.n_gpu_layers})`;
+  const embedding = m.host_embedding_gb > 0 ? `, ${fmt.memory(m.host_embedding_gb)} of them the token embedding, which llama.cpp always keeps there` : "";
+  if (m.host_weights_gb > m.host_embedding_gb) rows.push(["In system RAM", `${fmt.memory(m.host_weights_gb)} of weights${m.experts_on_host ? " (the MoE experts)" : ""}${embedding}, ${fmt.percent(m.gpu_layer_fraction)} of the layers stay on the device${ngl}`]);
+  else if (m.host_embedding_gb > 0) rows.push(["In system RAM", `the token embedding, ${fmt.memory(m.host_embedding_gb)}: llama.cpp keeps it there and reads one row per token`]);
   // Beside discrete cards the offloaded part lives in system RAM, whose size is an input (Advanced).
   if (m.system_ram_gib !== null && m.system_ram_gib !== undefined) {
     rows.push(["System RAM", `${fmt.gibibytes(m.system_ram_gib)} assumed (Advanced), ${fmt.memory(m.host_usable_gb)} usable for offloaded weights${m.host_need_gb > 0 ? `, ${fmt.memory(m.host_need_gb)} needed` : ""}`]);
