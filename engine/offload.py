@@ -115,14 +115,6 @@ class Override:
     on_host: bool
 
 
-def place_layers(profile: WeightProfile, gpu_layer_fraction: float, input_on_host: bool = False) -> Placement:
-    """Blocks split by ``gpu_layer_fraction``; outside-block tensors go with the GPU only when
-    every block does. ``input_on_host``: llama.cpp's input layer stays in system RAM."""
-    layers = len(profile.per_layer)
-    on_gpu = round(gpu_layer_fraction * layers)
-    return place_blocks(profile, on_gpu, on_gpu == layers, input_on_host)
-
-
 def place_blocks(profile: WeightProfile, on_gpu: int, outside_on_gpu: bool, input_on_host: bool = False) -> Placement:
     """The last ``on_gpu`` blocks on the GPU, the output layer there when ``outside_on_gpu``;
     with ``input_on_host`` the embedding tables in system RAM (a tied head then also on the GPU

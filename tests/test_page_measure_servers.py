@@ -231,6 +231,28 @@ def test_llama_server_model_prediction_timings_flags_and_share(view_3060, tmp_pa
     assert "me_run=rtx-3060*llama-3.2-1b*Q4_K_M*78.90" in unquote(page.evaluate("location.search"))
 
 
+def test_llama_servers_logged_layers_are_the_ngl_predicted(view_3060):
+    """llama-server reports no layer count over HTTP; its load log says "offloaded N/M layers to
+    GPU". Pasted into the panel it is predicted as -ngl N (the page's -ngl field, not the share)."""
+    page, view = view_3060
+    page.fill('[data-testid="measure-log"]', "load_tensors: offloaded 10/17 layers to GPU")
+    try:
+        with serving(LlamaServer) as server:
+            result = measure(page, loopback_url(server))
+    finally:
+        page.fill('[data-testid="measure-log"]', "")
+    report = {"server": "llama-server", "names": ["Llama-3.2-1B-Instruct-Q4_K_M.gguf", "Llama-3.2-1B-Instruct-Q4_K_M.gguf"], "ftype": "Q4_K - Medium",
+              "params": 1235814432, "size_bytes": 807694464, "n_ctx": 4096, "n_embd": 2048, "build_info": "b6123-deadbeef",
+              "offload_log": "load_tensors: offloaded 10/17 layers to GPU"}
+    expected = expected_prediction(view, report)
+    assert (expected["view"]["offload"], expected["view"]["ngl"]) == ("flags", 10)
+    assert expected["estimate"]["memory"]["n_gpu_layers"] == 10
+    assert float(result["predicted"]) == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9)
+    without = expected_prediction(view, {k: v for k, v in report.items() if k != "offload_log"})
+    assert float(result["predicted"]) < without["estimate"]["decode_tps"]
+    assert "offloaded 10 of 17 layers" in result["flags"]
+
+
 def test_ollama_partial_offload_is_predicted_with_it(view_3060, tmp_path):
     page, view = view_3060
     Ollama.seen = []

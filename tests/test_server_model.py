@@ -121,3 +121,31 @@ def test_the_build_field_reaches_the_request():
     view = {**VIEW, "build": 7423}
     assert estimate_view(view)["request"]["llama_cpp_build"] == 7423
     assert "llama_cpp_build" not in estimate_view(VIEW)["request"]
+
+
+def test_the_offloaded_layers_of_llama_cpps_load_log_are_the_ngl_predicted():
+    """llama.cpp logs "load_tensors: offloaded N/M layers to GPU" (N = min(-ngl, blocks + 1), M =
+    blocks + 1); no server reports it over HTTP. A pasted line becomes the page's -ngl field
+    (n_gpu_layers), not the share of layers; every layer means everything on the card; Ollama's
+    size_vram share yields to it."""
+    base = {"server": "llama-server", "names": ["Llama-3.2-1B-Instruct-Q4_K_M.gguf"], "ftype": "Q4_K - Medium", "build_info": "b7800-abc"}
+    result = resolve(**base, offload_log="llama_model_load: load_tensors: offloaded 10/17 layers to GPU")
+    assert (result["view"]["offload"], result["view"]["ngl"]) == ("flags", 10)
+    assert result["estimate"]["memory"]["n_gpu_layers"] == 10
+    request = estimate_view(result["view"])["request"]
+    assert request["n_gpu_layers"] == 10 and "gpu_layers" not in request
+    # b7800 reads -ngl 10 as the output layer and the last 9 of the 16 blocks.
+    assert result["estimate"]["memory"]["gpu_layer_fraction"] == 9 / 16
+    assert "offloaded 10 of 17 layers" in " ".join(result["checks"])
+    everything = resolve(**base, offload_log="17/17")
+    assert everything["view"]["offload"] == "auto" and everything["estimate"]["memory"]["n_gpu_layers"] is None
+    none = resolve(**base, offload_log="offloaded 0/17 layers to GPU")
+    assert none["estimate"]["memory"]["gpu_weights_gb"] == 0 and none["estimate"]["decode_tps"] < result["estimate"]["decode_tps"]
+    # A log of another model's layer count is flagged.
+    assert "counts 32 layers" in " ".join(resolve(**base, offload_log="20/33")["checks"])
+    ollama = resolve(server="ollama", names=["llama3.2:1b"], ftype="Q4_K_M", size_bytes=1.3e9, loaded_bytes=2.0e9, size_vram=1.0e9, offload_log="12/17")
+    assert (ollama["view"]["offload"], ollama["view"]["ngl"]) == ("flags", 12)
+    for line in ("offloaded 18/17 layers to GPU", "all of them", "x" * 401):
+        with pytest.raises(EngineInputError) as error:
+            resolve(**base, offload_log=line)
+        assert error.value.field == "offload_log"

@@ -10,9 +10,15 @@ architecture and parameter count; the weight format from the server's own type s
 catalog aliases), else from the file name. The file size and parameter count are checks only: a
 Q4_K_M file averages more bits than its name says, so they never pick the format.
 
-Placement: Ollama's ``size_vram`` below ``size`` (``/api/ps``: the loaded model, weights and
-buffers) means part of the model runs from system RAM; the prediction then keeps the same share of
-layers on the GPU. ``size_bytes`` is the weights file.
+Placement: llama.cpp logs at load how many layers it offloaded, ``load_tensors: offloaded N/M
+layers to GPU`` with N = min(-ngl, blocks + 1) and M = blocks + 1 (ggml-org/llama.cpp
+src/llama-model.cpp ``load_tensors``); no server reports it over HTTP (llama-server's ``/props``
+lists the slots, model path and type, context, chat template and build: tools/server
+server-context.cpp ``get_props``). A pasted line (``offload_log``) is that -ngl, predicted as the
+page's ``-ngl`` field (n_gpu_layers, engine/offload.py). Without one, Ollama's ``size_vram`` below
+``size`` (``/api/ps``: the loaded model, weights and buffers) means part of the model runs from
+system RAM; the prediction then keeps the same share of layers on the GPU. ``size_bytes`` is the
+weights file.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ SERVER_ENGINES = {"llama-server": "llama-cpp", "ollama": "ollama", "lmstudio": "
 PARAMS_TOLERANCE = 0.25
 #: Weight-format tokens in a GGUF file name: UD-Q4_K_XL, Q4_K_M, IQ4_XS, Q8_0, BF16, MXFP4 ...
 QUANT_TOKEN = re.compile(r"(?<![A-Za-z0-9])((?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16|F32|MXFP4(?:_MOE)?))(?![A-Za-z0-9])", re.I)
+#: llama.cpp's load log line for the layers it offloaded ("offloaded 20/33 layers to GPU"), or its
+#: two numbers alone ("20/33").
+OFFLOAD_LOG = re.compile(r"(?:offloaded\s+)?(\d{1,6})\s*/\s*(\d{1,6})(?:\s+layers\s+to\s+GPU)?", re.I)
 #: File-name parts that are not the model's name.
 NAME_NOISE = re.compile(r"(?i)(\.gguf$|-\d{5}-of-\d{5}|[-_.]gguf\b|^.*[/\\])")
 
@@ -85,7 +94,21 @@ def read_report(args) -> dict:
         "layers": _number(report, "layers", 1e4),
         "n_embd": _number(report, "n_embd", 1e6),
         "llama_cpp_build": _build_number(_text(report, "build_info")) if kind == "llama-server" else None,
+        "offloaded": _offloaded(_text(report, "offload_log")),
     }
+
+
+def _offloaded(line: str) -> tuple[int, int] | None:
+    """(layers offloaded, layers in all) from llama.cpp's load log line, or None when absent.
+    A line that says something else is refused with what it should look like."""
+    if not line:
+        return None
+    match = OFFLOAD_LOG.search(line)
+    if not match or not 0 <= int(match.group(1)) <= int(match.group(2)) or int(match.group(2)) < 2:
+        raise EngineInputError(
+            f"the log line {line[:80]!r} is not llama.cpp's “offloaded N/M layers to GPU” (paste that line, or N/M)", field="offload_log",
+        )
+    return int(match.group(1)), int(match.group(2))
 
 
 def _build_number(build_info: str) -> int | None:
@@ -197,7 +220,20 @@ def server_model(args) -> dict:
     if engine:
         patch["engine"] = engine
     loaded = report["loaded_bytes"] or report["size_bytes"]
-    if report["vram_reported"] and loaded:
+    layers = model.arch.layers
+    if report["offloaded"]:
+        # The -ngl the server ran with (its load log): N of M = N layers, the output one counted.
+        ngl, counted = report["offloaded"]
+        if ngl == 0:
+            patch["offload"], patch["gpu_pct"] = "layers", 0  # the page's -ngl field reads 0 as unset
+        elif ngl < counted:
+            patch["offload"], patch["ngl"], patch["ncmoe"], patch["ot"] = "flags", ngl, 0, ""
+        else:
+            patch["offload"] = "auto"  # everything on the GPU, whatever the page was set to
+        out["checks"].append(f"The server offloaded {ngl} of {counted} layers to the GPU (its log): predicted with -ngl {ngl}.")
+        if counted != layers + 1:
+            out["checks"].append(f"Its log counts {counted - 1} layers and the output layer; the catalog's {model.name} has {layers}: a different model or file?")
+    elif report["vram_reported"] and loaded:
         # Ollama's /api/ps: size = the loaded model (weights, KV cache, buffers), size_vram = the
         # part of it in GPU memory.
         on_gpu = min(1.0, (report["size_vram"] or 0.0) / loaded)

@@ -182,7 +182,11 @@ export class Measure {
     let predicted = null;
     try {
       const named = found.server !== "openai" || found.report.names.length > 0;
-      resolved = named ? await this.app.jobs.now("server_model", { report: found.report, view: asked }) : null;
+      // The layers llama.cpp offloaded are in its load log only (no server reports them over
+      // HTTP): the line, if pasted, goes to the engine as it is (engine/page/server.py reads it).
+      const offloadLog = ui.log?.value.trim() || "";
+      const report = offloadLog ? { ...found.report, offload_log: offloadLog } : found.report;
+      resolved = named ? await this.app.jobs.now("server_model", { report, view: asked }) : null;
       predicted = resolved?.estimate || (await this.app.jobs.now("view", asked)).estimate;
     } catch (error) {
       resolved = resolved || { model: "", text: `Not resolved: ${error.message}.`, checks: [] };

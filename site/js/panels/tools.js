@@ -53,6 +53,7 @@ export function measurePanel(root, app) {
     share: '[data-testid="measure-share"]',
     shareNote: "#measure-share-note",
     token: "#measure-token",
+    log: "#measure-log",
     origin: "#page-origin",
   };
   return new Measure(inside(root, ids), app);
