@@ -26,6 +26,16 @@ RUNTIME_BYTES = {"cuda": 0.5e9, "rocm": 0.5e9, "sycl": 0.5e9, "vulkan": 0.3e9, "
 #: #7842) and which serves as well for Linux boxes with a desktop running.
 OS_RESERVE_FIXED_BYTES = 2.5e9
 OS_RESERVE_SHARE = 0.10
+#: ... but never more than a small board's headless OS keeps: a Raspberry Pi Zero 2 W (512 MiB)
+#: on Raspberry Pi OS Lite (Bookworm, 64-bit) has 291.6 MiB available after boot, firmware's
+#: memory split, kernel and services taking the other 43% (https://docs.printercow.com/guide/32bit-vs-64bit.html,
+#: `top` after boot). The two rules cross at ~7.6 GB, so machines of 8 GB and more keep the first.
+OS_RESERVE_SMALL_SHARE = 1 - 291.6 / 512
+
+
+def os_reserve_bytes(total_bytes: float) -> float:
+    """Memory the OS keeps on a machine with ``total_bytes`` of RAM (CPU-only or shared memory)."""
+    return min(total_bytes * OS_RESERVE_SHARE + OS_RESERVE_FIXED_BYTES, total_bytes * OS_RESERVE_SMALL_SHARE)
 
 #: macOS lets the GPU wire at most ~2/3 of unified memory on machines up to 36 GB and ~3/4 above
 #: (Metal's recommendedMaxWorkingSetSize; docs/physics.md section 4; raised with
@@ -49,12 +59,12 @@ def usable_bytes(device: Device, backend: str) -> float:
     if device.vendor == "apple" and backend != "cpu":
         share = APPLE_GPU_SHARE_LARGE if device.memory_gib > APPLE_LARGE_FROM_GIB else APPLE_GPU_SHARE_SMALL
         return total * share
-    return total * (1 - OS_RESERVE_SHARE) - OS_RESERVE_FIXED_BYTES
+    return total - os_reserve_bytes(total)
 
 
 def host_usable_bytes(host: Device) -> float:
     """System RAM a discrete-GPU machine can give offloaded weights."""
-    return max(host.memory_bytes * (1 - OS_RESERVE_SHARE) - OS_RESERVE_FIXED_BYTES, 0.0)
+    return max(host.memory_bytes - os_reserve_bytes(host.memory_bytes), 0.0)
 
 
 def kv_cache_bytes(arch: Architecture, context: int, sequences: int, kv_bytes_per_element: float) -> float:
