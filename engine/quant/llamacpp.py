@@ -4,6 +4,7 @@ for a file type such as Q4_K_M (src/llama-quant.cpp, llama.cpp commit 007dbbf3).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..arch import Architecture, Tensor
 from .roles import is_matrix_weight, is_vector
@@ -296,15 +297,16 @@ def _fallback(type_name: str, cols: int) -> str:
     return fallback if cols % storage(fallback).block == 0 else "f16"
 
 
-def _source_type(t: Tensor, full: str, ftype: str) -> str:
-    """Type of a tensor llama-quantize copies unchanged: what convert_hf_to_gguf.py wrote.
-
-    1-D tensors, norms, routers, SSM convolutions and names without ``.weight`` are F32; other
-    tensors keep the float type of the conversion (BF16, the usual source for quantising).
-    """
+def _f32_in_source(t: Tensor, full: str) -> bool:
+    """Whether convert_hf_to_gguf.py wrote this tensor as F32, which llama-quantize then copies
+    unchanged: 1-D tensors, norms, routers, SSM convolutions and names without ``.weight``."""
     base = t.name.removesuffix(".weight")
-    if is_vector(t) or not full.endswith(".weight") or full.endswith("_norm.weight") or base in _F32_IN_SOURCE:
-        return "f32"
+    return is_vector(t) or not full.endswith(".weight") or full.endswith("_norm.weight") or base in _F32_IN_SOURCE
+
+
+def _float_source_type(ftype: str) -> str:
+    """The float type of the conversion that other copied tensors keep (BF16, the usual source
+    for quantising; F32 or F16 files are converted to that type)."""
     return {"F32": "f32", "F16": "f16"}.get(ftype, "bf16")
 
 
@@ -313,6 +315,51 @@ def _is_70b(arch: Architecture, gqa: float) -> bool:
     if arch.layers != 80:
         return False
     return (arch.model_type in _LLAMA_ARCH and gqa > 1) or arch.model_type == "qwen2"
+
+
+@dataclass(frozen=True)
+class _GgufPlan:
+    """What llama_cpp_types() derives from the architecture alone, whatever the file type: the
+    tensors in llama.cpp's order with their GGUF names and categories, which ones llama-quantize
+    may quantise, and the counters' totals. Computed once per architecture (most of the time of a
+    new (model, format) pair went into these string tests, repeated for every format)."""
+
+    #: (index into arch.tensors, tensor, category, quantisable, "f32" for a tensor copied as F32
+    #: (_f32_in_source), "" for one copied in the conversion's float type), in weights_map order.
+    order: tuple[tuple[int, Tensor, str, bool, str], ...]
+    n_attention_wv: int
+    n_layer: int
+    gqa: float
+    tied: bool
+    falcon: bool
+    is_70b: bool
+    #: Indices of routed-expert matrices (gpt-oss keeps them MXFP4).
+    expert_matrices: tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _gguf_plan(arch: Architecture) -> _GgufPlan:
+    fulls = [gguf_name(t) for t in arch.tensors]
+    categories = [_category(full) for full in fulls]
+    gqa = gqa_ratio(arch)
+    order = []
+    # llama_model_loader's weights_map orders tensors by block number, then by name; the
+    # counters (i_attention_wv ...) advance in that order.
+    for index in sorted(range(len(fulls)), key=lambda i: (arch.tensors[i].layer, fulls[i])):
+        t, full = arch.tensors[index], fulls[index]
+        quantisable = _allows_quantization(t, full)
+        source = "f32" if not quantisable and _f32_in_source(t, full) else ""
+        order.append((index, t, categories[index], quantisable, source))
+    return _GgufPlan(
+        order=tuple(order),
+        n_attention_wv=sum(1 for c in categories if _is_attn_v_like(c)),
+        n_layer=max((t.layer for t in arch.tensors), default=-1) + 1,
+        gqa=gqa,
+        tied="output.weight" not in fulls,
+        falcon=arch.model_type == "falcon",
+        is_70b=_is_70b(arch, gqa),
+        expert_matrices=tuple(i for i, t in enumerate(arch.tensors) if t.is_routed_expert and is_matrix_weight(t)),
+    )
 
 
 def llama_cpp_types(
@@ -332,40 +379,38 @@ def llama_cpp_types(
     ``token_embedding_type`` / ``output_tensor_type``: --token-embedding-type / --output-tensor-type.
     """
     default = FTYPE_DEFAULT_TYPE[ftype]
-    fulls = [gguf_name(t) for t in arch.tensors]
-    categories = [_category(full) for full in fulls]
-    gqa = gqa_ratio(arch)
+    plan = _gguf_plan(arch)
     qs = _GgufState(
         ftype=ftype,
-        n_attention_wv=sum(1 for c in categories if _is_attn_v_like(c)),
-        n_layer=max((t.layer for t in arch.tensors), default=-1) + 1,
+        n_attention_wv=plan.n_attention_wv,
+        n_layer=plan.n_layer,
         n_expert=arch.n_experts,
-        gqa=gqa,
-        tied="output.weight" not in fulls,
-        falcon=arch.model_type == "falcon",
-        is_70b=_is_70b(arch, gqa),
+        gqa=plan.gqa,
+        tied=plan.tied,
+        falcon=plan.falcon,
+        is_70b=plan.is_70b,
         imatrix=imatrix,
     )
-    types = [""] * len(fulls)
-    # llama_model_loader's weights_map orders tensors by block number, then by name; the
-    # counters (i_attention_wv ...) advance in that order.
-    for index in sorted(range(len(fulls)), key=lambda i: (arch.tensors[i].layer, fulls[i])):
-        t, full = arch.tensors[index], fulls[index]
-        if not _allows_quantization(t, full):
-            chosen = _source_type(t, full, ftype)
-        elif token_embedding_type and categories[index] == "token_embd":
+    float_source = _float_source_type(ftype)
+    default_quantized = storage(default).quantized
+    types = [""] * len(arch.tensors)
+    for index, t, category, quantisable, source in plan.order:
+        if not quantisable:
+            chosen = source or float_source
+        elif token_embedding_type and category == "token_embd":
             chosen = token_embedding_type
-        elif output_tensor_type and (categories[index] == "output" or (qs.tied and categories[index] == "token_embd")):
+        elif output_tensor_type and (category == "output" or (qs.tied and category == "token_embd")):
             chosen = output_tensor_type
-        elif not storage(default).quantized:
+        elif not default_quantized:
             chosen = default
         elif pure:
             chosen = _fallback(default, t.cols)
         else:
-            chosen = _fallback(_gguf_choice(qs, default, t, categories[index]), t.cols)
+            chosen = _fallback(_gguf_choice(qs, default, t, category), t.cols)
         types[index] = chosen
     if arch.model_type == "gpt_oss":
         # gpt-oss ships its experts as MXFP4 and the published GGUFs keep them so whatever the
         # file type (data/quants.toml, MXFP4 notes): llama-quantize's choice applies to the rest.
-        types = ["mxfp4" if t.is_routed_expert and is_matrix_weight(t) else ty for t, ty in zip(arch.tensors, types)]
+        for index in plan.expert_matrices:
+            types[index] = "mxfp4"
     return tuple(types)
