@@ -55,46 +55,73 @@ class WeightProfile:
         return self.mtp - self.mtp_experts * (1 - expert_fraction) + self.head
 
 
+#: What weight_profile() does with a tensor's bytes (_tensor_roles).
+_MTP, _MTP_EXPERT, _EXPERT, _LOOKUP, _LOOKUP_HEAD, _DENSE, _HEAD = range(7)
+
+
+@lru_cache(maxsize=512)
+def _tensor_roles(arch: Architecture) -> tuple[bool, tuple[tuple[int, ...], ...]]:
+    """Whether the model has an output head, and per tensor (role, block or -1 outside the
+    blocks, the tensor's own block number, weights, rows, weights of one row of each expert): what weight_profile() needs of the
+    architecture, whatever the format, decided once per architecture."""
+    has_output = any(t.name == "output" for t in arch.tensors)
+    roles = []
+    for tensor in arch.tensors:
+        if tensor.mtp:
+            role = _MTP_EXPERT if tensor.is_routed_expert else _MTP
+        elif tensor.is_routed_expert:
+            role = _EXPERT
+        elif tensor.name in LOOKUP_TENSORS:
+            # Tied embeddings: the output head multiplies by the embedding matrix.
+            role = _LOOKUP_HEAD if tensor.name == "token_embd" and not has_output else _LOOKUP
+        else:
+            role = _HEAD if tensor.name == "output" else _DENSE
+        layer = tensor.layer if 0 <= tensor.layer < arch.layers else -1
+        roles.append((role, layer, tensor.layer, tensor.params, tensor.rows, tensor.cols * tensor.experts))
+    return has_output, tuple(roles)
+
+
 @lru_cache(maxsize=512)
 def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     sizes = tensor_bytes(arch, quant)
-    codebook = [storage(type_name).codebook for type_name in tensor_types(arch, quant)]
+    types = tensor_types(arch, quant)
+    coded_types = {type_name for type_name in set(types) if storage(type_name).codebook}
+    codebook = [type_name in coded_types for type_name in types]
     per_layer = [0.0] * arch.layers
     per_layer_experts = [0.0] * arch.layers
     total = mtp = dense = lookup = experts = outside = head = tables = 0.0
     dense_params = expert_params = dense_codebook = expert_codebook = 0
     mtp_experts = 0.0
-    has_output = any(t.name == "output" for t in arch.tensors)
-    for tensor, size, coded in zip(arch.tensors, sizes, codebook):
-        if tensor.mtp:
+    has_output, roles = _tensor_roles(arch)
+    for (role, layer, block, params, rows, row_params), size, coded in zip(roles, sizes, codebook):
+        if role in (_MTP, _MTP_EXPERT):
             mtp += size
-            if tensor.is_routed_expert:
+            if role == _MTP_EXPERT:
                 mtp_experts += size
             continue
         total += size
-        if 0 <= tensor.layer < arch.layers:
-            per_layer[tensor.layer] += size
+        if layer >= 0:
+            per_layer[layer] += size
         else:
             outside += size
-        if tensor.is_routed_expert:
+        if role == _EXPERT:
             experts += size
-            expert_params += tensor.params
-            expert_codebook += tensor.params if coded else 0
-            per_layer_experts[tensor.layer] += size
-        elif tensor.name in LOOKUP_TENSORS:
-            lookup += size / tensor.rows
+            expert_params += params
+            expert_codebook += params if coded else 0
+            per_layer_experts[block] += size
+        elif role in (_LOOKUP, _LOOKUP_HEAD):
+            lookup += size / rows
             tables += size
-            dense_params += tensor.cols * tensor.experts
-            if tensor.name == "token_embd" and not has_output:
-                # Tied embeddings: the output head multiplies by the embedding matrix.
+            dense_params += row_params
+            if role == _LOOKUP_HEAD:
                 dense += size
-                dense_params += tensor.params
+                dense_params += params
                 head = size
         else:
             dense += size
-            dense_params += tensor.params
-            dense_codebook += tensor.params if coded else 0
-            if tensor.name == "output":
+            dense_params += params
+            dense_codebook += params if coded else 0
+            if role == _HEAD:
                 head = size
     return WeightProfile(
         total=total,

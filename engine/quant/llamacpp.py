@@ -339,23 +339,36 @@ class _GgufPlan:
 
 @lru_cache(maxsize=512)
 def _gguf_plan(arch: Architecture) -> _GgufPlan:
-    fulls = [gguf_name(t) for t in arch.tensors]
-    categories = [_category(full) for full in fulls]
+    # A tensor's GGUF name is "blk.<n>." + its name in a block, its name alone outside. The
+    # category, quantisable and F32-source tests match nothing in the "blk.<n>." prefix, so each
+    # is decided once per (name, in a block, 1-D) of a model instead of once per tensor.
+    roles: dict[tuple[str, bool, bool], tuple[str, str, bool, str]] = {}
+    per_tensor = []
+    for t in arch.tensors:
+        key = (t.name, t.layer >= 0, is_vector(t))
+        role = roles.get(key)
+        if role is None:
+            full = gguf_name(t)
+            quantisable = _allows_quantization(t, full)
+            source = "f32" if not quantisable and _f32_in_source(t, full) else ""
+            # The name the order compares within a block (the common prefix decides nothing).
+            within = full.split(".", 2)[2] if t.layer >= 0 else full
+            role = roles[key] = (within, _category(full), quantisable, source)
+        per_tensor.append(role)
     gqa = gqa_ratio(arch)
-    order = []
     # llama_model_loader's weights_map orders tensors by block number, then by name; the
     # counters (i_attention_wv ...) advance in that order.
-    for index in sorted(range(len(fulls)), key=lambda i: (arch.tensors[i].layer, fulls[i])):
-        t, full = arch.tensors[index], fulls[index]
-        quantisable = _allows_quantization(t, full)
-        source = "f32" if not quantisable and _f32_in_source(t, full) else ""
-        order.append((index, t, categories[index], quantisable, source))
+    order = tuple(
+        (index, arch.tensors[index], *per_tensor[index][1:])
+        for index in sorted(range(len(per_tensor)), key=lambda i: (arch.tensors[i].layer, per_tensor[i][0]))
+    )
+    categories = [role[1] for role in per_tensor]
     return _GgufPlan(
-        order=tuple(order),
+        order=order,
         n_attention_wv=sum(1 for c in categories if _is_attn_v_like(c)),
         n_layer=max((t.layer for t in arch.tensors), default=-1) + 1,
         gqa=gqa,
-        tied="output.weight" not in fulls,
+        tied=not any(t.layer < 0 and role[0] == "output.weight" for t, role in zip(arch.tensors, per_tensor)),
         falcon=arch.model_type == "falcon",
         is_70b=_is_70b(arch, gqa),
         expert_matrices=tuple(i for i, t in enumerate(arch.tensors) if t.is_routed_expert and is_matrix_weight(t)),

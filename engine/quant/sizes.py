@@ -38,7 +38,16 @@ def tensor_types(arch: Architecture, quant: QuantFormat) -> tuple[str, ...]:
 @lru_cache(maxsize=1024)
 def tensor_bytes(arch: Architecture, quant: QuantFormat) -> tuple[float, ...]:
     """Bytes of each of ``arch.tensors`` in format ``quant``."""
-    return tuple(tensor_size(t, ty) for t, ty in zip(arch.tensors, tensor_types(arch, quant)))
+    # Every block repeats the same shapes: each (shape, type) is sized once.
+    sized: dict[tuple[int, int, int, str], float] = {}
+    out = []
+    for t, ty in zip(arch.tensors, tensor_types(arch, quant)):
+        key = (t.rows, t.cols, t.experts, ty)
+        size = sized.get(key)
+        if size is None:
+            size = sized[key] = tensor_size(t, ty)
+        out.append(size)
+    return tuple(out)
 
 
 @lru_cache(maxsize=16384)
