@@ -89,6 +89,15 @@ PINNED = [
     ("intel-xeon-6710e", 409.6, 2.4576, 64, 64),  # 8ch DDR5-6400; 64 x 2.4 GHz x 16
     ("qualcomm-snapdragon-x-plus-x1p-42-100", 135.168, 0.8192, 8, 8),  # 128-bit LPDDR5X-8448; 8 x 3.2 GHz x 32
     ("starfive-jh7110", 8.532, 0.012, 4, 4),  # 32-bit LPDDR4-2133; 4 x 1.5 GHz x 2 (scalar FMA)
+    # Issue 20's list: Naples, cloud-only Xeons, Arrow Lake-HX, boards and phones.
+    ("amd-epyc-7551", 170.624, 1.024, 32, 64),  # 8ch DDR4-2666; 32 x 2.0 GHz x 16
+    ("intel-xeon-platinum-8259cl", 140.784, 3.84, 24, 48),  # 6ch DDR4-2933; 24 x 2.5 GHz x 64
+    ("intel-xeon-platinum-8272cl", 140.784, 4.3264, 26, 52),  # 6ch DDR4-2933; 26 x 2.6 GHz x 64
+    ("intel-xeon-platinum-8375c", 204.8, 5.9392, 32, 64),  # 8ch DDR4-3200; 32 x 2.9 GHz x 64
+    ("intel-core-ultra-9-275hx", 102.4, 1.7664, 24, 24),  # 2ch DDR5-6400; 8P x 2.7 x 32 + 16E x 2.1 x 32
+    ("raspberry-pi-zero-2-w", 3.6, 0.032, 4, 4),  # 32-bit LPDDR2-900; 4 x 1.0 GHz x 8
+    ("rockchip-rk3576", 16.896, 0.1984, 8, 8),  # 32-bit LPDDR4X-4224; 4 x 2.2 x 16 + 4 x 1.8 x 8
+    ("qualcomm-snapdragon-8-gen-3", 76.8, 0.392, 8, 8),  # 64-bit LPDDR5X-9600; X4 + 5 x A720 + 2 x A520
 ]
 
 
@@ -143,6 +152,17 @@ def test_spacemit_k1_is_the_datasheet_read():
         ("Intel Xeon 6710E", "intel-xeon-6710e"),
         ("Snapdragon X Plus X1P-42-100", "qualcomm-snapdragon-x-plus-x1p-42-100"),
         ("StarFive VisionFive 2", "starfive-jh7110"),
+        ("AMD EPYC 7551 32-Core Processor", "amd-epyc-7551"),
+        ("Intel(R) Xeon(R) Platinum 8272CL CPU @ 2.60GHz", "intel-xeon-platinum-8272cl"),
+        ("Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz", "intel-xeon-platinum-8259cl"),
+        ("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", "intel-xeon-platinum-8375c"),
+        ("Intel(R) Core(TM) Ultra 9 275HX", "intel-core-ultra-9-275hx"),
+        ("Raspberry Pi Zero 2 W", "raspberry-pi-zero-2-w"),
+        ("RK3576", "rockchip-rk3576"),
+        ("Snapdragon 8 Gen 3", "qualcomm-snapdragon-8-gen-3"),
+        # Lunar Lake's CPU name resolves to its SoC entry (one silicon, one entry).
+        ("Intel(R) Core(TM) Ultra 7 258V", "core-ultra-7-258v"),
+        ("NVIDIA Grace", "nvidia-grace-cpu-superchip"),
         ("Star64 (JH7110)", "starfive-jh7110"),
         # The same silicon as an APU entry: the CPU's name resolves to it (no duplicate entry).
         ("AMD Ryzen 7 8700G w/ Radeon 780M Graphics", "ryzen-7-8700g-radeon-780m"),
@@ -187,3 +207,12 @@ def test_a_custom_scalar_cpu_is_described_as_the_catalog_describes_one():
     catalog = estimate({**request, "hardware": "starfive-jh7110"})
     assert mine["decode_tps"] == pytest.approx(catalog["decode_tps"], rel=0.02)
     assert mine["prefill_tps"] == pytest.approx(catalog["prefill_tps"], rel=0.02)
+
+
+def test_the_smallest_board_has_what_pi_os_lite_leaves():
+    """A 512 MB Raspberry Pi Zero 2 W keeps 291.6 MiB available under Raspberry Pi OS Lite
+    (engine/memory.py's OS reserve), not less than nothing as a fixed 2.5 GB reserve left it."""
+    from engine.api import estimate
+
+    memory = estimate({"hardware": "Raspberry Pi Zero 2 W", "model": "SmolLM2-135M", "quant": "Q4_K_M"})["memory"]
+    assert memory["usable_gb"] * 1e9 == pytest.approx(291.6 * 2**20)
