@@ -98,6 +98,8 @@ PINNED = [
     ("raspberry-pi-zero-2-w", 3.6, 0.032, 4, 4),  # 32-bit LPDDR2-900; 4 x 1.0 GHz x 8
     ("rockchip-rk3576", 16.896, 0.1984, 8, 8),  # 32-bit LPDDR4X-4224; 4 x 2.2 x 16 + 4 x 1.8 x 8
     ("qualcomm-snapdragon-8-gen-3", 76.8, 0.392, 8, 8),  # 64-bit LPDDR5X-9600; X4 + 5 x A720 + 2 x A520
+    ("qualcomm-snapdragon-8-elite", 84.8, 0.90368, 8, 8),  # 64-bit LPDDR5X-10600; 8 Oryon x 3.53 GHz x 32
+    ("mediatek-dimensity-9300", 76.8, 0.5056, 8, 8),  # 64-bit LPDDR5T-9600; 4 x X4 + 4 x A720
 ]
 
 
@@ -160,6 +162,8 @@ def test_spacemit_k1_is_the_datasheet_read():
         ("Raspberry Pi Zero 2 W", "raspberry-pi-zero-2-w"),
         ("RK3576", "rockchip-rk3576"),
         ("Snapdragon 8 Gen 3", "qualcomm-snapdragon-8-gen-3"),
+        ("Snapdragon 8 Elite", "qualcomm-snapdragon-8-elite"),
+        ("MediaTek Dimensity 9300", "mediatek-dimensity-9300"),
         # Lunar Lake's CPU name resolves to its SoC entry (one silicon, one entry).
         ("Intel(R) Core(TM) Ultra 7 258V", "core-ultra-7-258v"),
         ("NVIDIA Grace", "nvidia-grace-cpu-superchip"),
