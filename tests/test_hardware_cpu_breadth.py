@@ -100,6 +100,8 @@ PINNED = [
     ("qualcomm-snapdragon-8-gen-3", 76.8, 0.392, 8, 8),  # 64-bit LPDDR5X-9600; X4 + 5 x A720 + 2 x A520
     ("qualcomm-snapdragon-8-elite", 84.8, 0.90368, 8, 8),  # 64-bit LPDDR5X-10600; 8 Oryon x 3.53 GHz x 32
     ("mediatek-dimensity-9300", 76.8, 0.5056, 8, 8),  # 64-bit LPDDR5T-9600; 4 x X4 + 4 x A720
+    ("intel-xeon-platinum-8488c", 307.2, 7.3728, 48, 96),  # 8ch DDR5-4800; 48 x 2.4 GHz x 64
+    ("intel-xeon-6767p", 409.6, 9.8304, 64, 128),  # 8ch DDR5-6400; 64 x 2.4 GHz x 64
 ]
 
 
@@ -164,6 +166,8 @@ def test_spacemit_k1_is_the_datasheet_read():
         ("Snapdragon 8 Gen 3", "qualcomm-snapdragon-8-gen-3"),
         ("Snapdragon 8 Elite", "qualcomm-snapdragon-8-elite"),
         ("MediaTek Dimensity 9300", "mediatek-dimensity-9300"),
+        ("Intel(R) Xeon(R) Platinum 8488C", "intel-xeon-platinum-8488c"),
+        ("Intel Xeon 6767P (cloud VM, 16 vCPUs)", "intel-xeon-6767p"),
         # Lunar Lake's CPU name resolves to its SoC entry (one silicon, one entry).
         ("Intel(R) Core(TM) Ultra 7 258V", "core-ultra-7-258v"),
         ("NVIDIA Grace", "nvidia-grace-cpu-superchip"),
