@@ -7,6 +7,7 @@ the tests and, through the page layer (engine/page), the page's Web Worker.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from .catalog import GB
 from .decode import ceiling_tps, run_mean_step, step_at, unfused_attention_factor
@@ -138,6 +139,16 @@ def estimate(request: dict) -> dict:
 
     Raises :class:`EngineInputError` for input it cannot use. Every number returned is finite.
     """
+    result, schedule = estimate_then_schedule(request)
+    if schedule is not None:
+        result["schedule"] = schedule()
+    return result
+
+
+def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | None]:
+    """:func:`estimate` in two parts, for a page that shows the numbers before it streams: the
+    result without its ``schedule``, and (when the request asks for one) a function that computes
+    that schedule from the same built system. estimate() is the two, joined."""
     system, draft = _build_with_draft(request)
     o = system.options
     speculative = bool(o.draft or o.mtp)
@@ -234,10 +245,16 @@ def estimate(request: dict) -> dict:
     }
     if spec_plan is not None:
         result["speculative"] = spec_plan.as_dict(plain_decode)
-    if o.schedule:
-        result["schedule"] = stream_schedule(system, ttft_s, draft if speculative else None)
     _check_finite(result)
-    return result
+    if not o.schedule:
+        return result, None
+
+    def schedule() -> dict:
+        answer = stream_schedule(system, ttft_s, draft if speculative else None)
+        _check_finite(answer, "result.schedule")
+        return answer
+
+    return result, schedule
 
 
 def _cpu_breakdown(system) -> dict:

@@ -15,7 +15,7 @@ from .detect import detect_device
 from .server import server_model
 from .explore import functions as explore_functions
 from .lanes import estimate_lane
-from .view import estimate_view
+from .view import estimate_view, view_numbers, view_schedule
 
 __all__ = ["handle"]
 
@@ -34,10 +34,12 @@ def _decode_message(message_json) -> dict:
     return message
 
 
-#: Functions whose answer is the page's main numbers for a view (a pure function of the message
-#: and the catalogs): their answers are kept by message, so a view asked for again (a visitor
-#: flipping between two set-ups, back and forward) costs a look-up instead of an estimate.
-PER_VIEW = ("view", "lane")
+#: Functions whose answer is the page's main numbers for a view (``view``; or ``numbers`` then
+#: ``schedule``, the same answer in two calls so the numbers show before the stream's schedule
+#: is computed), a pure function of the message and the catalogs: their answers are kept by
+#: message, so a view asked for again (a visitor flipping between two set-ups, back and
+#: forward) costs a look-up instead of an estimate.
+PER_VIEW = ("view", "numbers", "schedule", "lane")
 #: Answers kept (about 6-18 kB each: 64 of them are under 1.2 MB).
 KEPT_ANSWERS = 64
 _answers: OrderedDict[str, str] = OrderedDict()
@@ -71,7 +73,7 @@ def _function(message_json: str) -> str | None:
 
 
 def _answer(message_json: str) -> str:
-    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "numbers": view_numbers, "schedule": view_schedule, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
     try:
         message = _decode_message(message_json)
         name = message.get("fn")

@@ -9,6 +9,7 @@ page streams decides how many tokens are generated.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from functools import cache
 
 from ..errors import EngineInputError
@@ -187,9 +188,48 @@ def request_for_view(view: dict) -> dict:
 
 
 def estimate_view(view: dict) -> dict:
-    """Request, estimate (with the stream schedule), CLI line and check commands for a view."""
-    from ..api import estimate
+    """Request, estimate (with the stream schedule), CLI line and check commands for a view:
+    ``view_numbers`` with the estimate's ``schedule`` from ``view_schedule``."""
+    answer = view_numbers(view)
+    answer["estimate"]["schedule"] = view_schedule(view)["schedule"]
+    return answer
+
+
+#: The schedules of the views whose numbers were answered last, not yet asked for: a function
+#: each, computing from the system those numbers were built on (a few: the page asks for a view's
+#: schedule right after its numbers).
+_schedules: OrderedDict[str, object] = OrderedDict()
+KEPT_SCHEDULES = 4
+
+
+def _schedule_key(request: dict) -> str:
+    return json.dumps(request, sort_keys=True, separators=(",", ":"))
+
+
+def view_numbers(view: dict) -> dict:
+    """A view's numbers, all the page shows of them (request, estimate, CLI line and check
+    commands), without the stream's per-token schedule: the page asks for that next
+    (``view_schedule``), so the numbers are on screen one schedule sooner."""
+    from ..api import estimate_then_schedule
 
     request = request_for_view(view)
-    result = estimate(request)
+    result, schedule = estimate_then_schedule(request)
+    key = _schedule_key(request)
+    _schedules[key] = schedule
+    _schedules.move_to_end(key)
+    while len(_schedules) > KEPT_SCHEDULES:
+        _schedules.popitem(last=False)
     return {"request": request, "estimate": result, "cli": cli_command(request), "commands": check_commands(request, result)}
+
+
+def view_schedule(view: dict) -> dict:
+    """``{"schedule": ...}``: the arrival time of every token of the view's stream (what
+    ``estimate_view`` puts in its estimate), from the system its numbers were built on when they
+    were just answered, else estimated afresh."""
+    from ..api import estimate_then_schedule
+
+    request = request_for_view(view)
+    schedule = _schedules.pop(_schedule_key(request), None)
+    if schedule is None:
+        schedule = estimate_then_schedule(request)[1]
+    return {"schedule": schedule()}

@@ -35,6 +35,7 @@ class App {
     this.current = null; // {view, request, estimate, cli, commands} shown now
     this.computeSeq = 0;
     this.recomputing = false; // a recompute is scheduled or in flight
+    this.scheduling = 0; // the computeSeq whose stream schedule is on its way (0: none)
     this.debounce = 0;
     /** A link's state wins: detection fills only a visit whose URL names no hardware, and only
      *  until the visitor picks one. */
@@ -259,9 +260,17 @@ class App {
     const asked = { ...this.view };
     this.jobs.cancel();
     const sent = performance.now();
+    // The numbers, then the stream's schedule: sent together, answered in that order, so the
+    // worker computes the schedule while the page draws the numbers (Run waits for it).
+    const numbers = this.jobs.now("numbers", asked);
+    this.scheduling = seq;
+    this.jobs.now("schedule", asked).then(
+      (answer) => seq === this.computeSeq && this.showSchedule(answer.schedule),
+      (error) => seq === this.computeSeq && !error.engineDown && this.current && !this.current.failed && this.player.scheduleFailed(error.message),
+    ).finally(() => this.scheduling === seq && (this.scheduling = 0));
     let result;
     try {
-      result = await this.jobs.now("view", asked);
+      result = await numbers;
     } catch (error) {
       if (seq !== this.computeSeq) return;
       this.recomputing = false;
@@ -280,6 +289,13 @@ class App {
     this.recomputing = false;
     this.renderEstimate({ ...result, view: asked });
     this.background(asked, seq);
+  }
+
+  /** The stream's schedule for the numbers on screen: Run may play them. */
+  showSchedule(schedule) {
+    if (!this.current || this.current.failed) return;
+    this.current = { ...this.current, estimate: { ...this.current.estimate, schedule } };
+    this.player.show(this.current);
   }
 
   /** Everything below the main numbers, one engine call at a time, newest view only. */
@@ -310,7 +326,7 @@ class App {
       /** Benchmarks: play a given schedule (seconds per token) in the main stream. */
       playSchedule: (arrivals) => this.player.playSchedule(arrivals),
       /** The numbers on screen are for the view in the URL and no engine work is left. */
-      settled: () => this.session.ready && !this.recomputing && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle,
+      settled: () => this.session.ready && !this.recomputing && !this.scheduling && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle,
     };
   }
 

@@ -9,6 +9,10 @@
 //   {type: "event:progress", stage, message, elapsedMs}         boot progress (no id)
 //   {type: "event:error", message}                              a failure outside any request
 //
+// A picker change is two calls sent together: fn "numbers" (what the page shows) then fn
+// "schedule" (the stream's per-token times), answered in that order; fn "view" is the two in one
+// answer (engine/page/__init__.py declares the functions).
+//
 // Values crossing the boundary are plain JSON data. No Python source is ever built here: the
 // worker calls one Python function, engine.page.handle(json) -> json.
 

@@ -152,8 +152,9 @@ async function boot({ indexURL, bundleURL, bundleIntegrity }) {
   return { python: pyodide.version, elapsedMs: Math.round(performance.now() - started) };
 }
 
-/** Take the pending snapshot now (once): after the reply to the page's first view call, so the
- *  numbers of the view the visitor opened (a shared link's) are not queued behind the copy; or
+/** Take the pending snapshot now (once): after the reply to the page's first view call (its
+ *  schedule, when the numbers came first), so the numbers and the stream of the view the visitor
+ *  opened (a shared link's) are not queued behind the copy; or
  *  from the fallback timer. Always between two calls, never during one (snapshot.js says why
  *  that state restores correctly). */
 function keepSnapshotNow() {
@@ -215,7 +216,8 @@ self.addEventListener("message", async (event) => {
     }
     const parsed = JSON.parse(answer);
     reply(message.id, parsed.ok, parsed.ok ? parsed.result : parsed.error);
-    if (pendingSnapshot && message.fn === "view") keepSnapshotNow();
+    // After the first view's numbers and schedule (or its whole answer) have gone out.
+    if (pendingSnapshot && (message.fn === "view" || message.fn === "schedule")) keepSnapshotNow();
   }
 });
 

@@ -73,17 +73,25 @@ export class PlayerPanel {
     this.ui.promptText.textContent = answers[view.answer].prompt;
   }
 
-  /** Numbers for this result are on screen: Run may play it. */
+  /** Numbers for this result are on screen: Run may play it once its schedule is there (the
+   *  engine sends it right after the numbers; show() is called again with it). */
   show(result) {
     // Won't run means won't run: no speed on the gauge and nothing for Run to play.
     const runs = result.estimate.fit !== "no";
+    const scheduled = Boolean(result.estimate.schedule);
     this.gauge.setPredicted(runs ? result.estimate.decode_tps : null);
     const answer = answers[result.view.answer];
     this.ui.tokensNote.textContent = `The answer is ${fmt.count(answer.tokens.length)} tokens, counted with ${answersData.tokenizer}, OpenAI's BPE tokenizer: ${fmt.number(answer.tokens.join("").length / answer.tokens.length, 1)} characters per token here; prose packs more characters into a token than code does, and Llama, Qwen or Gemma tokenizers differ by a few percent.`;
-    this.ui.run.disabled = !runs;
-    this.ui.run.title = runs ? "" : "This set-up cannot load, so there is nothing to stream";
-    if (runs) this.showPhases(result, 0, 0);
+    this.ui.run.disabled = !runs || !scheduled;
+    this.ui.run.title = !runs ? "This set-up cannot load, so there is nothing to stream" : scheduled ? "" : "Computing when each token arrives…";
+    if (runs && scheduled) this.showPhases(result, 0, 0);
     else this.pending();
+  }
+
+  /** The engine could not compute the stream's schedule for the numbers on screen. */
+  scheduleFailed(message) {
+    this.pending();
+    this.ui.run.title = `The stream's timing could not be computed: ${message}`;
   }
 
   /** No numbers for the view: nothing to play, no phases of another set-up. */
@@ -188,7 +196,7 @@ export class PlayerPanel {
 
   run(startedAt = performance.now()) {
     const current = this.current();
-    if (!current || current.estimate.fit === "no") return;
+    if (!current || current.estimate.fit === "no" || !current.estimate.schedule) return;
     this.stop();
     const { ui, gauge } = this;
     const schedule = current.estimate.schedule;
