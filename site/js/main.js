@@ -47,11 +47,13 @@ class App {
     this.urlNotice = $("#url-notice");
     this.session = new Session($('[data-testid="engine-status"]', header), {
       onReady: async () => {
+        this.player.loadMarkdown(); // off the boot's critical path
         // A link naming its device: its numbers first, then detection (which can only add me).
         if (this.urlNamedHardware) await this.recompute();
         if ((await this.detectThisComputer()) || !this.urlNamedHardware) await this.recompute();
       },
       onDown: () => {
+        this.player.loadMarkdown();
         this.recomputing = false;
         if (!this.showsThisView()) this.renderWithoutEngine();
       },
@@ -326,7 +328,7 @@ class App {
       /** Benchmarks: play a given schedule (seconds per token) in the main stream. */
       playSchedule: (arrivals) => this.player.playSchedule(arrivals),
       /** The numbers on screen are for the view in the URL and no engine work is left. */
-      settled: () => this.session.ready && !this.recomputing && !this.scheduling && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle,
+      settled: () => this.session.ready && !this.recomputing && !this.scheduling && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle && this.player.markdownSettled,
     };
   }
 

@@ -53,12 +53,8 @@ export class PlayerPanel {
       useCases.cases,
     );
     this.markdown = null;
-    // Without the libraries (a build without them, or a failed load) the answer streams as plain text.
-    if (boot.markedURL && boot.purifyURL) {
-      loadMarkdown(new URL(boot.markedURL, document.baseURI).href, new URL(boot.purifyURL, document.baseURI).href)
-        .then((render) => (this.markdown = new MarkdownView(this.ui.streamText, render)))
-        .catch(() => {});
-    }
+    /** Whether the Markdown libraries have loaded or failed (or the build has none). */
+    this.markdownSettled = !(boot.markedURL && boot.purifyURL);
     this.ui.run.addEventListener("click", (event) => (this.player ? this.stopByReader() : this.run(event.timeStamp)));
     this.ui.skip.addEventListener("click", () => this.skip());
     this.ui.stream.addEventListener("scroll", () => this.onScroll(), { passive: true });
@@ -66,6 +62,18 @@ export class PlayerPanel {
       this.following = true;
       this.scrollToNewest();
     });
+  }
+
+  /** Load marked and DOMPurify (once): called when the engine is ready or could not start, so
+   *  they are not on the boot's critical path, and by a Run before then. Without them (a build
+   *  without them, a failed load, a Run before they arrive) the answer streams as plain text. */
+  loadMarkdown() {
+    if (this.markdownSettled || this.markdownLoading) return;
+    this.markdownLoading = true;
+    loadMarkdown(new URL(boot.markedURL, document.baseURI).href, new URL(boot.purifyURL, document.baseURI).href)
+      .then((render) => (this.markdown = new MarkdownView(this.ui.streamText, render)))
+      .catch(() => {})
+      .finally(() => (this.markdownSettled = true));
   }
 
   /** The prompt of the chosen answer, shown as the user's bubble. */
@@ -198,6 +206,7 @@ export class PlayerPanel {
     const current = this.current();
     if (!current || current.estimate.fit === "no" || !current.estimate.schedule) return;
     this.stop();
+    this.loadMarkdown();
     const { ui, gauge } = this;
     const schedule = current.estimate.schedule;
     const answer = answers[current.view.answer];
