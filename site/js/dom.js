@@ -44,3 +44,13 @@ export function fillList(dl, rows) {
 export function reducedMotion() {
   return window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 }
+
+/** A link to a part of the page (#measure, #explain-decode, ...) opens whatever holds it closed
+ *  and scrolls it into view. */
+export function revealTarget() {
+  const target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+  if (!target) return;
+  for (let node = target.parentElement; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
+  if (target.tagName === "DETAILS") target.open = true;
+  target.scrollIntoView({ block: "start" });
+}

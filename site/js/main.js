@@ -10,7 +10,6 @@
 import { LANE_SEPARATOR, quantFor } from "./schema.js";
 import { Charts } from "./charts.js";
 import { Race, LANE_KEYS } from "./race.js";
-import { ratioText } from "./reference.js";
 import { initTheme } from "./theme.js";
 import { Session } from "./session.js";
 import { readURL, shareButton, writeURL } from "./url.js";
@@ -23,7 +22,7 @@ import { ExplainPanel } from "./panels/explain.js";
 import { agentPanel, measurePanel, reversePanel } from "./panels/tools.js";
 import { ThisComputer } from "./detect.js";
 import { revealFromFragment } from "./measure.js";
-import { $, $$, announce, el } from "./dom.js";
+import { $, $$, announce, revealTarget } from "./dom.js";
 
 /** Wait this long after the last keystroke in a number field before recomputing. */
 const TYPING_DEBOUNCE_MS = 150;
@@ -89,7 +88,7 @@ class App {
         this.race.update();
       },
       /** The headline's comparison with this computer (null: none to make). */
-      showRatio: (ratio) => this.showRatio(ratio),
+      showRatio: (ratio) => this.results.showRatio(ratio, devices.get(this.view.me)?.name || this.view.me),
       /** The visitor says which device this computer is: it becomes the pick and the reference. */
       useThisComputer: (id) => {
         this.setView({ hw: id, me: id });
@@ -100,8 +99,6 @@ class App {
     this.thisComputer = new ThisComputer(this.setup.ui.hardwareNote, app);
     this.results = new ResultsPanel(panelRoot("results"));
     this.advice = new AdvicePanel(panelRoot("advice"), (patch) => this.setView(patch));
-    this.decodeRatio = el("p", { class: "decode-ratio", "data-testid": "decode-ratio", "data-value": "", hidden: true });
-    this.results.ui.decodeRange.after(this.decodeRatio);
     this.player = new PlayerPanel(panelRoot("player"), () => this.current);
     this.explain = new ExplainPanel(panelRoot("explain"));
     this.charts = new Charts($$('[data-testid="chart"]', panelRoot("charts")), new URL(boot.chartURL, document.baseURI).href);
@@ -176,14 +173,6 @@ class App {
     return true;
   }
 
-  /** "3.1x this computer" under the headline's decode speed. */
-  showRatio(ratio) {
-    const node = this.decodeRatio;
-    node.dataset.value = ratio === null ? "" : String(ratio);
-    node.textContent = ratio === null ? "" : `${ratioText(ratio)} (${devices.get(this.view.me)?.name || this.view.me}, predicted)`;
-    node.hidden = ratio === null;
-  }
-
   // ------------------------------------------------------------ numbers
 
   deviceSpec() {
@@ -201,28 +190,20 @@ class App {
   }
 
   renderPending(message = "") {
-    this.results.pending(message, this.setupName());
+    this.results.pending(message, this.setup.name(this.view));
     this.player.pending();
   }
 
   /** No numbers can be computed for this view now (the engine is down): say so, never "NaN". */
   renderUnavailable(message) {
-    this.results.unavailable(message, this.setupName());
+    this.results.unavailable(message, this.setup.name(this.view));
     this.player.pending();
-  }
-
-  /** The chosen set-up in words, from the catalogs alone (for the set-up line before it is computed). */
-  setupName() {
-    const view = this.view;
-    const device = view.hw === "custom" ? view.hw_name || "Custom hardware" : devices.get(view.hw)?.name;
-    const model = view.model === "custom" ? "your model (config.json)" : models.get(view.model)?.name;
-    return `${device}${view.gpus > 1 ? ` ×${view.gpus}` : ""} · ${model} · ${view.quant}`;
   }
 
   /** A changed set-up while the engine starts: the build's numbers struck out, and the time the
    *  engine has taken so far, updated every second until it answers. */
   renderWaiting() {
-    const update = () => this.results.waiting(initial, this.setupName(), (performance.now() - this.session.startedAt) / 1000);
+    const update = () => this.results.waiting(initial, this.setup.name(this.view), (performance.now() - this.session.startedAt) / 1000);
     update();
     this.player.pending();
     clearInterval(this.waitTimer);
@@ -351,16 +332,6 @@ class App {
     revealTarget();
     revealFromFragment();
   }
-}
-
-/** A link to a part of the page (#measure, #explain-decode, ...) opens whatever holds it closed
- *  and scrolls it into view. */
-function revealTarget() {
-  const target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
-  if (!target) return;
-  for (let node = target.parentElement; node; node = node.parentElement) if (node.tagName === "DETAILS") node.open = true;
-  if (target.tagName === "DETAILS") target.open = true;
-  target.scrollIntoView({ block: "start" });
 }
 
 const app = new App();

@@ -5,7 +5,8 @@
 // set-up as if it were this one's.
 
 import * as fmt from "../format.js";
-import { $ } from "../dom.js";
+import { $, el } from "../dom.js";
+import { ratioText } from "../reference.js";
 import { catalog } from "../data.js";
 import { tierText } from "./explain.js";
 import { FIT_TEXT, offloadNote, shortfall } from "../fit.js";
@@ -38,7 +39,18 @@ export class ResultsPanel {
       membar: q("#membar"),
       extraLine: q("#extra-line"),
       pendingNote: q("#pending-note"),
+      decodeRatio: el("p", { class: "decode-ratio", "data-testid": "decode-ratio", "data-value": "", hidden: true }),
     };
+    this.ui.decodeRange.after(this.ui.decodeRatio);
+  }
+
+  /** "3.1x this computer" under the headline's decode speed (null: none to show); `me` names
+   *  this computer's device. */
+  showRatio(ratio, me) {
+    const node = this.ui.decodeRatio;
+    node.dataset.value = ratio === null ? "" : String(ratio);
+    node.textContent = ratio === null ? "" : `${ratioText(ratio)} (${me}, predicted)`;
+    node.hidden = ratio === null;
   }
 
   get metrics() {

@@ -270,6 +270,13 @@ export class SetupPanel {
     this.ui.formError.textContent = error && !shown ? error.message : "";
   }
 
+  /** The chosen set-up in words, from the catalogs alone (for the set-up line before it is computed). */
+  name(view) {
+    const device = view.hw === "custom" ? view.hw_name || "Custom hardware" : devices.get(view.hw)?.name;
+    const model = view.model === "custom" ? "your model (config.json)" : models.get(view.model)?.name;
+    return `${device}${view.gpus > 1 ? ` ×${view.gpus}` : ""} · ${model} · ${view.quant}`;
+  }
+
   focusHardware() {
     this.ui.hardware.focus();
   }
