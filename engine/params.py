@@ -212,7 +212,19 @@ UNCALIBRATED_SPREAD = (0.7, 1.3)
 def resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str = "tg", fit: dict | None = None) -> ResolvedParams:
     """The parameters for an engine (with its bases, nearest first) on a backend, from ``fit``
     (default: the committed data/calibration/fit.json)."""
-    fit = load_fit() if fit is None else fit
+    if fit is None:
+        return _committed_params(engine_lineage, backend, test)
+    return _resolve_params(engine_lineage, backend, test, fit)
+
+
+@cache
+def _committed_params(engine_lineage: tuple[str, ...], backend: str, test: str) -> ResolvedParams:
+    """resolve_params from the committed fit, read once per (engine, backend, test): every
+    estimate asks for two (its backend's and the host CPU's)."""
+    return _resolve_params(engine_lineage, backend, test, load_fit())
+
+
+def _resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str, fit: dict) -> ResolvedParams:
     fitted = fit.get("backends", {})
     for position, engine_id in enumerate(engine_lineage):
         key = f"{engine_id}/{backend}"

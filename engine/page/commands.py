@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import json
 import shlex
+from functools import lru_cache
 
 from ..offload import ngl_for_fraction
 from ..errors import EngineInputError
 from ..options import OPTION, OPTIONS
 from ..request import KNOWN_KEYS, parse_options
 from .fields import _shown
+
+#: shlex.quote, kept per short word: the same flags and values come back in every view's
+#: commands (a pasted config.json is quoted afresh).
+_quote = lru_cache(maxsize=4096)(shlex.quote)
+
+
+def _join(words: list[str]) -> str:
+    """shlex.join with the quoting of short words kept."""
+    return " ".join(_quote(word) if len(word) <= 200 else shlex.quote(word) for word in words)
+
 
 #: ``python -m engine estimate`` flags for request keys that take a value (engine/options.py).
 CLI_FLAGS = {"hardware": "--hardware", "model": "--model", "quant": "--quant",
@@ -52,7 +63,7 @@ def cli_command(request: dict) -> str:
     request = {key: value for key, value in request.items() if key != "schedule"}
     if isinstance(request["model"], dict):
         program = "import json, sys, engine; print(json.dumps(engine.estimate(json.loads(sys.argv[1])), indent=2))"
-        return shlex.join(["python", "-c", program, json.dumps(request, separators=(",", ":"))])
+        return _join(["python", "-c", program, json.dumps(request, separators=(",", ":"))])
     parts = ["python", "-m", "engine", "estimate"]
     for key, flag in CLI_FLAGS.items():
         value = request.get(key)
@@ -66,7 +77,7 @@ def cli_command(request: dict) -> str:
         elif request.get(key) is False and OPTION[key].default is None:
             # A switch the engine decides by default (flash attention) also has its "off" flag.
             parts.append("--no-" + flag.removeprefix("--"))
-    return shlex.join(parts + ["--json"])
+    return _join(parts + ["--json"])
 
 
 def _gguf_name(request: dict, result: dict) -> str:
@@ -125,25 +136,25 @@ def check_commands(request: dict, result: dict) -> list[dict]:
     commands = [
         {
             "tool": "llama-bench",
-            "command": shlex.join(bench),
+            "command": _join(bench),
             "compare": f"tg128 against decode, pp{prompt} against prefill",
         },
         {
             "tool": "llama-server",
-            "command": shlex.join(server),
+            "command": _join(server),
             "compare": "then measure it from this page (below), or read the eval and prompt-eval tok/s it logs per request",
         },
     ]
     if result["engine"] == "mlx-lm":
         commands.append({
             "tool": "mlx-lm",
-            "command": shlex.join(["mlx_lm.generate", "--model", f"<mlx repo of {result['model']['name']}>", "--prompt", "Hello", "--max-tokens", "256"]),
+            "command": _join(["mlx_lm.generate", "--model", f"<mlx repo of {result['model']['name']}>", "--prompt", "Hello", "--max-tokens", "256"]),
             "compare": "its Generation tokens-per-sec against decode, Prompt tokens-per-sec against prefill",
         })
     if result["engine"] == "Ollama":
         commands.append({
             "tool": "ollama",
-            "command": shlex.join(["ollama", "run", "<model>", "--verbose"]),
+            "command": _join(["ollama", "run", "<model>", "--verbose"]),
             "compare": "eval rate against decode, prompt eval rate against prefill",
         })
     return commands
