@@ -13,7 +13,7 @@ from .catalog import GB
 from .decode import ceiling_tps, run_mean_step, step_at, unfused_attention_factor
 from .errors import EngineInputError
 from .measured import find, measured_kinds
-from .parallel import link
+from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
 from .prefill import attention_slowdown, prefill_time
 from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
@@ -238,6 +238,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_transfer_s": prefill.transfer_s,
             "prefill_attention_slowdown": attention_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
             "prefill_experts_s": prefill.experts_s,
+            # A layer split: whether prompt micro-batches overlap across the cards, and why.
+            "prefill_pipeline": _pipeline_text(system),
             "prefill_dispatch_s": prefill.dispatch_s,
             "prefill_flops": prefill.matmul_flops + prefill.attention_flops,
             "first_step_s": first_step.total_s,
@@ -255,6 +257,15 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
         return answer
 
     return result, schedule
+
+
+def _pipeline_text(system) -> str | None:
+    """What a layer split of several cards does with the prompt's micro-batches (None: one card
+    or another split)."""
+    if system.gpus <= 1 or system.options.split != "layer":
+        return None
+    overlap, reason = pipeline_overlap(system)
+    return f"micro-batches {'overlap (pipeline parallelism)' if overlap else 'run one card after the other'}: {reason}"
 
 
 def _cpu_breakdown(system) -> dict:

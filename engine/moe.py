@@ -36,9 +36,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .arch import Architecture
 from .weights import WeightProfile
+
+if TYPE_CHECKING:
+    from .system import System
 
 #: Bytes per (token, expert) slot per unit of hidden size: the q8_1 copy of the input (1.125),
 #: the down projection's F32 output written (4) and read by the weighted sum (4).
@@ -56,6 +60,55 @@ MMQ_TILE_COLUMNS = 128
 TURING = 7.5
 #: Tile granularity of ``mul_mat_q_case``'s search (mmq_x += 8).
 MMQ_TILE_STEP = 8
+
+
+#: Lowest NVIDIA compute capability whose cards run llama.cpp's quantised matmuls in MMQ kernels
+#: (``ggml_cuda_should_use_mmq``: the dp4a instruction, ``GGML_CUDA_CC_DP4A`` = 610); below it
+#: (P100, 6.0) quantised weights are dequantised for cuBLAS and MoE takes the generic path.
+MMQ_MIN_CC = 6.1
+
+#: Host time to issue one short GPU kernel, s: NVIDIA measured 3.8 us per kernel for short kernels
+#: launched back to back on one stream without a graph ("Getting Started with CUDA Graphs",
+#: https://developer.nvidia.com/blog/cuda-graphs/). A prior, not fitted.
+KERNEL_LAUNCH_S = 3.8e-6
+#: Host time to scan one (expert, token, slot) entry of the router's choices when the host builds
+#: the expert-to-rows mapping (a compare and a branch over an int32 array: ~1 ns on a desktop core).
+HOST_SCAN_S = 1e-9
+#: Kernel launches per touched expert and MoE layer where the host loops over the experts, and the
+#: scans of the router's choices per MoE layer, counted in the sources:
+#: - ik_llama.cpp (ggml/src/ggml-cuda.cu at dcdfad29, ``ggml_cuda_up_gate_unary`` then
+#:   ``ggml_cuda_mul_mat_id``): per expert a memset, a gather of its rows, two matmuls (quantise +
+#:   MMQ each), the fused activation and a scatter, then for the down projection a memset, a gather,
+#:   a matmul (2) and a scatter: 13; each of the 2 calls scans all experts x tokens x slots.
+#: - llama.cpp's generic ``mul_mat_id`` (16-bit weights, cards without MMQ): rows sorted once per
+#:   call, then per expert one ``ggml_cuda_mul_mat`` (activation conversion + GEMM + output
+#:   conversion: 3) for each of gate, up and down: 9; 3 scans.
+HOST_LOOP = {"ik": (13, 2), "generic": (9, 3)}
+
+
+def host_routed(system: System) -> str | None:
+    """Which host loop (a :data:`HOST_LOOP` key) runs a GPU prompt's routed experts, or None where
+    the routing stays on the device. The host loop copies the router's choices to the host and
+    synchronises the stream at every MoE layer (``ggml_cuda_mul_mat_id``: ``cudaMemcpyAsync(ids_host
+    ...); cudaStreamSynchronize(stream)``), then launches each touched expert's matmuls one by one.
+    ik_llama.cpp does so for every prompt on CUDA (also at 8337e4c, its newest snapshot); llama.cpp
+    did before mid-2024, and still does wherever the experts do not run in the MMQ kernels, whose
+    MoE helper moved to device code in PR 15525 ("This eliminates the need for synchronization",
+    https://github.com/ggml-org/llama.cpp/pull/15525): 16-bit weights, cards below compute
+    capability 6.1."""
+    if not system.arch.is_moe or system.backend not in ("cuda", "rocm"):
+        return None
+    lineage = system.engine.lineage()
+    if "ik-llama-cpp" in lineage:
+        return "ik"
+    if "llama-cpp" not in lineage:
+        return None
+    if "llama-cpp-legacy" in lineage:
+        return "generic"
+    cc = system.device.cuda_compute_capability
+    if system.quant.kind != "gguf" or (system.backend == "cuda" and cc is not None and cc < MMQ_MIN_CC):
+        return "generic"
+    return None
 
 
 @lru_cache(maxsize=512)
@@ -89,6 +142,9 @@ class ExpertWork:
     padded_flops: float = 0.0  # what the kernels compute: whole column tiles per touched expert
     weight_bytes: float = 0.0  # their weights read, once per micro-batch per touched expert
     dispatch_bytes: float = 0.0  # activations moved per (token, expert) slot
+    #: Host time of the per-expert loop where the host routes (host_routed), at the priors: the
+    #: GPU runs the launched matmuls meanwhile, so the experts take the longer of the two.
+    host_loop_s: float = 0.0
 
 
 def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
@@ -99,11 +155,13 @@ def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
 
 
 def expert_work(
-    arch: Architecture, profile: WeightProfile, tokens: int, micro_batches: int, touched_bytes: float, tile: int = 0
+    arch: Architecture, profile: WeightProfile, tokens: int, micro_batches: int, touched_bytes: float, tile: int = 0,
+    touched_fraction: float = 0.0, host_loop: str | None = None,
 ) -> ExpertWork:
     """Routed-expert work of prefilling ``tokens`` tokens in ``micro_batches`` micro-batches, where
-    each micro-batch reads ``touched_bytes`` of expert weights (weights.distinct_expert_fraction);
-    ``tile`` is the kernels' widest column tile (0: no tile padding modelled)."""
+    each micro-batch reads ``touched_bytes`` of expert weights, ``touched_fraction`` of the experts
+    (weights.distinct_expert_fraction); ``tile`` is the kernels' widest column tile (0: no tile
+    padding modelled); ``host_loop``: the :data:`HOST_LOOP` the experts run in, if any."""
     if not arch.is_moe or not profile.expert_layers:
         return ExpertWork()
     share = arch.experts_per_token / arch.n_experts
@@ -114,9 +172,17 @@ def expert_work(
         padded = max(flops, 2 * profile.expert_params * padded_columns(per_batch, share, tile) * micro_batches)
     slots = tokens * arch.experts_per_token * profile.expert_layers
     per_slot = SLOT_BYTES_PER_HIDDEN * arch.hidden_size + SLOT_BYTES_PER_FFN * expert_intermediate(arch, profile)
+    host_loop_s = 0.0
+    if host_loop:
+        launches, scans = HOST_LOOP[host_loop]
+        per_batch = math.ceil(tokens / micro_batches)
+        per_layer = (arch.n_experts * touched_fraction * launches * KERNEL_LAUNCH_S
+                     + scans * arch.n_experts * per_batch * arch.experts_per_token * HOST_SCAN_S)
+        host_loop_s = micro_batches * profile.expert_layers * per_layer
     return ExpertWork(
         flops=flops,
         padded_flops=padded,
         weight_bytes=micro_batches * touched_bytes,
         dispatch_bytes=slots * per_slot,
+        host_loop_s=host_loop_s,
     )

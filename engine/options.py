@@ -179,6 +179,10 @@ OPTIONS: tuple[Option, ...] = (
          view="build", extra={"unset": "a current release"}),
     _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
     _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
+    Option("pipeline", "bool", None, "a layer split overlaps prompt micro-batches across the cards (llama.cpp pipeline "
+           "parallelism; default: as llama.cpp decides: off with weights in system RAM or tensor overrides, and in effect "
+           "off for MoE models whose expert matmuls wait for the host: ik_llama.cpp, 16-bit weights)",
+           flag="--pipeline", view="pipe", devices=("gpu",)),
     Option("schedule", "bool", False, "return per-token times for the page's stream"),
 )
 OPTION = {option.key: option for option in OPTIONS}

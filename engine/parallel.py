@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import GB
 from .hardware import PCIE_GBS_PER_LANE
+from .moe import host_routed
 
 if TYPE_CHECKING:
     from .system import System
@@ -92,3 +93,37 @@ def split_sync_parts(system: System, tokens: int) -> tuple[float, float]:
     # the message through each card's link.
     syncs = SYNCS_PER_LAYER[mode] * system.arch.layers
     return syncs * latency * math.log2(cards), syncs * 2 * (cards - 1) / cards * message / bandwidth
+
+
+def pipeline_overlap(system: System) -> tuple[bool, str]:
+    """Whether a layer split overlaps the micro-batches of one logical batch across its cards
+    (llama.cpp's pipeline parallelism), and why: (overlap, reason).
+
+    llama.cpp turns it on only when several devices share a layer split with every layer and the
+    KV cache on them and no tensor overrides (src/llama-context.cpp: ``pipeline_parallel =
+    n_devices > 1 && n_gpu_layers > n_layer && split_mode == LAYER && offload_kqv &&
+    !has_tensor_overrides()``; the same test in ik_llama.cpp src/llama.cpp). Turned on, it gives
+    the scheduler GGML_SCHED_MAX_COPIES (4) copies of the graph's inputs so that one host thread
+    can queue micro-batch k+1 on the first card while the others still run micro-batch k. That
+    overlap is lost whenever the host thread itself waits for a card: a mixture-of-experts layer
+    whose expert matmul copies the router's choices to the host and synchronises the stream
+    (``ggml_cuda_mul_mat_id``: ``cudaMemcpyAsync(ids_host ...); cudaStreamSynchronize(stream)``)
+    makes the host wait at every MoE layer, so the cards run one micro-batch after the other.
+    Where that happens is moe.host_routed's rule. Measured: 16 RTX 3090s with DeepSeek-R1 on ik_llama.cpp
+    prefill at a rate set by -ub alone, the same with 1 or 8 micro-batches per batch
+    (ik_llama.cpp discussion 266). ``options.pipeline`` overrides the rule.
+    """
+    options = system.options
+    if system.gpus <= 1 or options.split != "layer":
+        return False, "one card or no layer split"
+    if options.pipeline is not None:
+        return options.pipeline, "as stated"
+    placement = system.placement
+    if placement.offloaded or options.tensor_overrides or options.n_cpu_moe or options.expert_offload:
+        return False, "weights in system RAM or tensor overrides: llama.cpp turns pipeline parallelism off"
+    loop = host_routed(system)
+    if loop == "ik":
+        return False, "ik_llama.cpp's MoE matmuls wait for the router on the host at every MoE layer"
+    if loop:
+        return False, "MoE matmuls outside llama.cpp's MMQ kernels wait for the router on the host at every MoE layer"
+    return True, "llama.cpp's default with every layer on the cards"

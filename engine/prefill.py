@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
-from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work
+from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work, host_routed
 from .offload import PCIE_EFFICIENCY, op_offload
-from .parallel import pcie_link, split_sync_parts
+from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
 from .engines import Engine
@@ -206,8 +206,10 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
             cpu_paths = cpu_unpack_weights(arch, system.quant, system.engine)
     split = system.options.split
     if split == "layer":
-        # A layer split pipelines micro-batches through the cards (pipeline_factor).
-        speedup = 1 / pipeline_factor(total_tokens, ubatch, max(ubatch, system.options.nbatch), cards)
+        # A layer split pipelines micro-batches through the cards (pipeline_factor) where llama.cpp
+        # overlaps them (parallel.pipeline_overlap); otherwise the cards take turns, one card's speed.
+        overlap = pipeline_overlap(system)[0]
+        speedup = 1 / pipeline_factor(total_tokens, ubatch, max(ubatch, system.options.nbatch), cards) if overlap else 1.0
         bandwidth_cards = speedup
     else:
         # Row/tensor splits divide every matmul and every weight read among the cards.
@@ -232,7 +234,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
             cc = system.device.cuda_compute_capability
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
-        experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile)
+        experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile,
+                              fraction, host_routed(system))
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
@@ -289,7 +292,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
         compute_s += f.tokens * ops / f.vector_rate
     bandwidth = realised_bandwidth(f.bandwidth, p, f.unified_memory)
     memory_s = (f.memory_bytes - work.weight_bytes) / bandwidth
-    experts_s = max(work.padded_flops * matmul_cost / rate, work.weight_bytes / bandwidth)
+    experts_s = max(work.padded_flops * matmul_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
     moe_fixed = 0.0 if work.dispatch_bytes else f.moe_layers * p.t_moe_layer_s
     fixed_s = f.micro_batches * (p.t_ubatch_s + moe_fixed)

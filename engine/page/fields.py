@@ -58,6 +58,7 @@ VIEW_FIELDS = {
     "kv": _option("kv_quant", runs_on={kv: list(kv_backends(kv)) for kv in OPTION["kv_quant"].choices}),
     "fa": _option("flash_attn", labels={"auto": "the engine's default", "on": "on", "off": "off (-fa 0)"}),
     "gpus": _option("gpus"),
+    "pipe": _option("pipeline", labels={"auto": "as llama.cpp decides", "on": "on (micro-batches overlap)", "off": "off (cards take turns)"}),
     "split": _option("split", labels={"layer": "by layers (pipeline)", "row": "by rows (llama.cpp -sm row)", "tensor": "tensor parallel (vLLM)"}),
     "nvlink": {"default": "no", "kind": "choice", "choices": ["no", "yes"], "devices": list(OPTION["nvlink"].devices),
                "doc": "NVLink bridges fitted between the cards (bridged models only)"},

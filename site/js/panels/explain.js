@@ -76,6 +76,7 @@ function prefillRows(e, request, device) {
     rows.push(["Routed experts", `${fmt.duration(b.prefill_experts_s)}: each expert multiplies only the tokens routed to it, so its weights are read for a few tokens at a time (added to the rest)`]);
     rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
   }
+  if (b.prefill_pipeline) rows.push(["Across the cards", b.prefill_pipeline]);
   if (b.prefill_transfer_s > 0) rows.push(["Copying offloaded weights", `${fmt.duration(b.prefill_transfer_s)}`]);
   rows.push(["Prefill", `${fmt.duration(b.prefill_s)} → ${fmt.rate(e.prefill_tps)} tok/s`]);
   rows.push(["First token", `prefill + one decode step (${fmt.duration(b.first_step_s)}) = ${fmt.duration(e.ttft_s)}`]);

@@ -20,7 +20,7 @@ const PROMPT_PRESETS = [
   ["50k codebase", 50000],
 ];
 /** The Advanced settings, in the order of the form (so errors are listed as the fields appear). */
-const ADVANCED_KEYS = ["depth", "kv", "fa", "batch", "threads", "gpus", "split", "slot", "nvlink", "offload", "gpu_pct", "ngl", "ncmoe", "ot", "ram", "file", "ctx", "build", "spec", "workload", "draft", "draft_n"];
+const ADVANCED_KEYS = ["depth", "kv", "fa", "batch", "threads", "gpus", "split", "pipe", "slot", "nvlink", "offload", "gpu_pct", "ngl", "ncmoe", "ot", "ram", "file", "ctx", "build", "spec", "workload", "draft", "draft_n"];
 /** Picker marks come in chunks of this many items per engine call. */
 const MARK_CHUNK = 16;
 
@@ -195,6 +195,7 @@ export class SetupPanel {
     ui.draftRow.hidden = view.spec === "off";
     adv.draft.disabled = view.spec !== "draft";
     adv.split.disabled = view.gpus < 2;
+    adv.pipe.disabled = view.gpus < 2 || view.split !== "layer";
     const device = devices.get(view.hw);
     const kind = view.hw === "custom" ? view.hw_kind : device?.kind;
     // Each setting is offered for the device kinds it applies to (engine/options.py devices): system
