@@ -46,10 +46,13 @@ class App {
     this.urlNotice = $("#url-notice");
     this.session = new Session($('[data-testid="engine-status"]', header), {
       onReady: async () => {
-        this.player.loadMarkdown(); // off the boot's critical path
-        // A link naming its device: its numbers first, then detection (which can only add me).
-        if (this.urlNamedHardware) await this.recompute();
-        if ((await this.detectThisComputer()) || !this.urlNamedHardware) await this.recompute();
+        try {
+          // A link naming its device: its numbers first, then detection (which can only add me).
+          if (this.urlNamedHardware) await this.recompute();
+          if ((await this.detectThisComputer()) || !this.urlNamedHardware) await this.recompute();
+        } finally {
+          this.player.loadMarkdown(); // after the first numbers, off the boot's critical path
+        }
       },
       onDown: () => {
         this.player.loadMarkdown();
