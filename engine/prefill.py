@@ -92,6 +92,9 @@ class PrefillTime:
     #: Routed experts' matmuls (their own roofline) and the routing's activation traffic.
     experts_s: float = 0.0
     dispatch_s: float = 0.0
+    #: The host's per-expert loop where it routes the experts (moe.host_routed), at the priors;
+    #: part of experts_s when it is the longer.
+    host_loop_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -297,7 +300,8 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     moe_fixed = 0.0 if work.dispatch_bytes else f.moe_layers * p.t_moe_layer_s
     fixed_s = f.micro_batches * (p.t_ubatch_s + moe_fixed)
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
-    return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s)
+    return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s,
+                       work.host_loop_s)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

@@ -107,3 +107,9 @@ def test_input_reaches_the_estimate_the_page_and_the_explain_panel():
     assert request_for_view({**DEFAULT_VIEW, "gpus": 4, "pipe": "off"})["pipeline"] is False
     # Meaningless without a layer split of several cards: not sent.
     assert "pipeline" not in request_for_view({**DEFAULT_VIEW, "gpus": 1, "pipe": "off"})
+
+
+def test_host_loop_reaches_the_explain_panel():
+    moe = {"hardware": "RTX 3090", "model": "Qwen3-30B-A3B", "quant": "Q4_K_M", "prompt_tokens": 2048}
+    assert estimate({**moe, "engine": "ik_llama.cpp"})["breakdown"]["prefill_host_loop_s"] > 0
+    assert estimate(moe)["breakdown"]["prefill_host_loop_s"] == 0

@@ -76,6 +76,9 @@ function prefillRows(e, request, device) {
     rows.push(["Routed experts", `${fmt.duration(b.prefill_experts_s)}: each expert multiplies only the tokens routed to it, so its weights are read for a few tokens at a time (added to the rest)`]);
     rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
   }
+  if (b.prefill_host_loop_s > 0) {
+    rows.push(["Expert loop on the host", `${fmt.duration(b.prefill_host_loop_s)}: at every MoE layer the host copies the router's choices, waits for the GPU and launches each touched expert's matmuls one by one (ik_llama.cpp; llama.cpp with 16-bit weights); the experts take the longer of this and their GPU time`]);
+  }
   if (b.prefill_pipeline) rows.push(["Across the cards", b.prefill_pipeline]);
   if (b.prefill_transfer_s > 0) rows.push(["Copying offloaded weights", `${fmt.duration(b.prefill_transfer_s)}`]);
   rows.push(["Prefill", `${fmt.duration(b.prefill_s)} → ${fmt.rate(e.prefill_tps)} tok/s`]);
