@@ -140,14 +140,21 @@ class App {
   applyView(next, delayMs) {
     const modelChanged = next.model !== this.view.model;
     this.view = next;
+    clearTimeout(this.debounce);
+    const waitsForConfig = next.model === "custom" && !next.cfg;
+    // A pick (not typing) is sent to the engine first: it computes while the page updates.
+    const sendNow = delayMs === 0 && this.session.ready && !waitsForConfig;
+    if (sendNow) {
+      this.recomputing = true;
+      this.recompute();
+    }
     if (modelChanged) this.setup.showQuants(next);
     this.setup.showDependent(next);
     this.player.showView(next);
     writeURL(next, schema);
     this.player.stop();
     this.advice.stale = true;
-    clearTimeout(this.debounce);
-    if (next.model === "custom" && !next.cfg) {
+    if (waitsForConfig) {
       this.renderPending("Paste a config.json and press “Use this config”.");
       return;
     }
@@ -155,6 +162,7 @@ class App {
       this.renderWithoutEngine();
       return;
     }
+    if (sendNow) return;
     this.recomputing = true;
     this.debounce = setTimeout(() => this.recompute(), delayMs);
   }
@@ -325,8 +333,8 @@ class App {
     this.race.render(this.race.views());
     window.addEventListener("popstate", () => {
       this.view = readURL(schema, this.urlNotice);
-      this.showView();
       this.applyView(this.view, 0);
+      this.showView();
     });
     window.addEventListener("hashchange", () => {
       revealTarget();
