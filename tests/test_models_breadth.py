@@ -173,6 +173,7 @@ PINNED = {
     "falcon-h1-1.5b": (1.5, 1.5, 24, 2048, "tiiuae/Falcon-H1-1.5B-Instruct"),
     "falcon-h1-7b": (7, 7, 44, 3072, "tiiuae/Falcon-H1-7B-Instruct"),
     "falcon-h1-34b": (34, 34, 72, 5120, "tiiuae/Falcon-H1-34B-Instruct"),
+    "devstral-2-123b": (123, 123, 88, 12288, "mistralai/Devstral-2-123B-Instruct-2512"),
     # END PINNED
 }
 
@@ -197,6 +198,7 @@ ROUNDED = {
     "falcon-h1-1.5b": (0.04, 0.04, "the name's 1.5B; 1.55B computed"),
     "falcon-h1-7b": (0.09, 0.09, "the name's 7B; 7.59B computed"),
     "eurollm-1.7b": (0.03, 0.03, "card: 1.7B parameter; 1.66B computed"),
+    "devstral-2-123b": (0.02, 0.02, "card: 123B; 125.03B computed (llama-bench's count for its GGUF)"),
 }
 
 TOLERANCE = 0.02

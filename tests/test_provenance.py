@@ -180,6 +180,7 @@ READ = {
     "acemath-1.5b": ("https://huggingface.co/nvidia/AceMath-1.5B-Instruct/blob/main/config.json", (28, 1536, 12, 2, 8960, 151936)),
     "acemath-7b": ("https://huggingface.co/nvidia/AceMath-7B-Instruct/blob/main/config.json", (28, 3584, 28, 4, 18944, 152064)),
     "baichuan-13b": ("https://huggingface.co/baichuan-inc/Baichuan-13B-Chat/blame/6be3eac2fe79833cc249aba36dab575cc3d69539/config.json", (40, 5120, 40, None, 13696, 64000)),
+    "ministral-3-8b": ("https://github.com/huggingface/transformers/blob/008e574391258935f3ecc3035c882e73bbcac419/src/transformers/models/ministral3/configuration_ministral3.py", (34, 4096, 32, 8, 14336, 131072)),
     "qwen2-math-7b": ("https://huggingface.co/PrunaAI/Qwen-Qwen2-Math-7B-Instruct-HQQ-4bit-smashed/blame/main/config.json", (28, 3584, 28, 4, 18944, 152064)),
 }
 

@@ -59,10 +59,15 @@ def test_every_ggml_type_is_checked():
 @pytest.mark.parametrize(
     "name, bits",
     [("Q4_K_M", 4.5), ("Q8_0", 8.5), ("Q6_K", 6.5625), ("Q2_K", 2.625), ("IQ4_XS", 4.25), ("MXFP4", 4.25),
-     ("MLX-4bit", 4.5), ("MLX-8bit", 8.5), ("MLX-MXFP4", 4.25), ("NVFP4", 4.5), ("AWQ-4bit", 4.15625), ("F16", 16)],
+     ("MLX-4bit", 4.5), ("MLX-6bit", 6.5), ("MLX-8bit", 8.5), ("MLX-MXFP4", 4.25), ("NVFP4", 4.5), ("AWQ-4bit", 4.15625), ("F16", 16)],
 )
 def test_nominal_bits_per_weight(name, bits):
     assert parse_quant(name).bits_per_weight == bits
+
+
+def test_mlx_affine_6bit_packs_a_bf16_scale_and_bias_per_64():
+    # mx.quantize affine, bits 6, group 64: 48 bytes of codes + 2 + 2 per group (6.5 bpw).
+    assert storage("mlx6-g64").matrix_size(1, 64) == 52
 
 
 def test_matrix_size_counts_scales_and_extras():

@@ -128,8 +128,10 @@ OTHER_TYPES: dict[str, Storage] = {
     s.name: s
     for s in (
         # MLX affine: packed uint32 codes, a scale and a bias per group of 64 in the model's
-        # dtype (bf16): 4 + 32/64 and 8 + 32/64 bits (ml-explore mlx.core.quantize docs).
+        # dtype (bf16): 4, 6 or 8 bits + 32/64 (ml-explore mlx.core.quantize docs: affine
+        # takes bits 2, 3, 4, 5, 6, 8 and group 32, 64 (default), 128).
         Storage("mlx4-g64", 64, 64 * 4 / 8 + 2 + 2),
+        Storage("mlx6-g64", 64, 64 * 6 / 8 + 2 + 2),
         Storage("mlx8-g64", 64, 64 * 8 / 8 + 2 + 2),
         # MLX mxfp4: E2M1 values, one E8M0 (uint8) scale per 32, no bias; nvfp4: one E4M3 scale
         # per 16, no bias, no per-tensor scale.
