@@ -136,8 +136,10 @@ export class Picker {
     for (const option of this.select.options) {
       const item = this.byValue.get(option.value);
       if (!item || !(option.value in marks)) continue;
-      option.textContent = this.optionLabel(item);
-      option.dataset.fit = marks[option.value];
+      // Only what changed: a view's marks mostly repeat the last view's.
+      const label = this.optionLabel(item);
+      if (option.textContent !== label) option.textContent = label;
+      if (option.dataset.fit !== marks[option.value]) option.dataset.fit = marks[option.value];
     }
   }
 
