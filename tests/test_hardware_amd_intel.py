@@ -144,3 +144,13 @@ def test_unified_memory_systems_list_their_memory_sizes() -> None:
     assert socs
     for device in socs:
         assert device.id.endswith(f"-{device.memory_gib:g}gb"), device.id
+
+
+def test_arc_pro_b70_rates_agree_at_its_max_dynamic_clock():
+    """Intel's Arc Pro B70 figures (367 INT8 TOPS, 22.94 FP32 TFLOPS) both follow from 32 Xe2-cores
+    at 2.8 GHz: 4,096 INT8 operations per Xe2-core per clock, 8 vector engines x 16 lanes x 2 per
+    Xe2-core per clock. Without its FP32 rate the engine took the XMX figure as the vector rate."""
+    b70 = load_hardware()["arc-pro-b70"]
+    clock_ghz = b70.gpu_clock_mhz / 1000
+    assert b70.int8_tops == pytest.approx(b70.gpu_cores * 4096 * clock_ghz / 1000, rel=0.01)
+    assert b70.fp32_tflops == pytest.approx(b70.gpu_cores * 8 * 16 * 2 * clock_ghz / 1000, rel=0.01)
