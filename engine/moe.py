@@ -1,4 +1,5 @@
-"""Mixture-of-experts prompt processing on GPUs: the routed experts' roofline and routing traffic.
+"""Mixture-of-experts prompt processing: the routed experts' roofline and routing traffic (GPUs; CPUs
+without tile padding, prefill.py).
 
 llama.cpp runs a MoE layer's routed experts as one ``mul_mat_id`` per projection: it sorts the
 micro-batch's (token, expert) slots by expert, gathers and quantises each slot's activations,

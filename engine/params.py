@@ -82,10 +82,20 @@ class BackendParams:
     eta_attn_decode: float = 0.1
     #: Fixed cost per prompt-processing micro-batch (graph build, launches), seconds.
     t_ubatch_s: float = 0.01
-    #: Extra fixed cost per MoE layer per prompt-processing micro-batch (routing), seconds, on CPU
-    #: backends; on GPUs the experts' tile-padded roofline and routing traffic (engine/moe.py)
-    #: take its place.
-    t_moe_layer_s: float = 0.002
+    #: CPU backends: a routed expert's matmul FLOPs in prefill cost this many times a dense
+    #: matmul's (same weight format, same ISA). An expert multiplies only tokens x top-k /
+    #: experts columns of a micro-batch (16 for DeepSeek-R1, 32 for Qwen3-30B-A3B at -ub 512)
+    #: where a dense matmul gets all 512, so every block of weights the kernel unpacks and loads
+    #: serves a few column tiles instead of dozens, and the expert's rows are gathered and its
+    #: activations requantised per expert: ik_llama.cpp's MoE path runs its GEMM kernels per
+    #: expert on the expert's own columns (ggml/src/iqk/iqk_mul_mat.cpp, iqk_mul_mat_moe; below
+    #: 32 tokens per expert its fused up+gate op needs a GEMM kernel of its own, ik_llama.cpp
+    #: issue 626), mainline ggml multiplies an expert's columns one by one with vec_dot
+    #: (ggml/src/ggml-cpu/ggml-cpu.c, ggml_compute_forward_mul_mat_id_one_chunk). Prior 2, a
+    #: guess the fit replaces (ik_llama.cpp/cpu: 3.3). It replaces a fixed cost per MoE layer
+    #: and micro-batch (t_moe_layer_s, fitted to 25 ms), which did not scale with the CPU's
+    #: speed: a Xeon 8480 ran Qwen3-30B-A3B prefill at 2x the rate that cost allowed.
+    expert_pp_cost: float = 2.0
     #: Multiplier on the latency part of the interconnect time of row/tensor splits (parallel.py's
     #: priors): an engine's split implementation can be better or worse than NCCL all-reduces.
     sync_factor: float = 1.0
@@ -181,11 +191,13 @@ BOUND_REASONS = {
     ("t_layer_batched_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 80 layers is 8 us per step"),
     ("t_moe_layer_decode_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 60 MoE layers is 6 us per step"),
     ("t_ubatch_s", "lower"): _FLOOR_IS_ZERO.format(what="10 us per micro-batch of up to 512 tokens"),
-    ("t_moe_layer_s", "lower"): _FLOOR_IS_ZERO.format(what="1 us x 60 MoE layers is 60 us per micro-batch"),
     ("sync_factor", "lower"): _FLOOR_IS_ZERO.format(
         what="0.05 x the 60 us prior of a layer split's hand-off is 3 us per card boundary, 45 us per decode step on "
         "16 cards against the ~55 ms steps of the only such rows (ik_llama.cpp, 16 RTX 3090s)"
     ),
+    ("expert_pp_cost", "lower"): "1: an expert's matmul runs the dense matmul's kernels on fewer columns, so it cannot "
+    "cost less per FLOP than a dense one. On it the rows see no extra cost for the experts (mainline llama.cpp's only "
+    "CPU MoE rows are F16 DeepSeek-V2-Lite on one device).",
 }
 
 

@@ -4,7 +4,7 @@ The prompt is processed in micro-batches of ``ubatch`` tokens (llama.cpp ``-ub``
 default). Each micro-batch is a set of matrix multiplications over all active weights (compute
 bound on big batches) and reads every weight it touches once (the memory bound small prompts hit):
 
-    t = max(compute, memory) + experts + dispatch + micro-batches * (t_ubatch + MoE layers * t_moe_layer)
+    t = max(compute, memory) + experts + dispatch + micro-batches * t_ubatch
     compute = (2 * params per token * tokens + attn_cost * attention FLOPs) / (matmul FLOPS * eta_pp)
     memory  = micro-batches * (weights touched + KV cache) / (BW * eta_bw)
 
@@ -13,8 +13,9 @@ each expert multiplies only the few tokens routed to it, so its matmul reads the
 for a handful of columns and is bandwidth-bound where the attention and dense layers are
 compute-bound; the two kinds of kernels run one after the other, so their times add. Routing
 moves every (token, expert) slot's activations through memory (gather, quantise, scatter, weighted
-sum): bytes that grow with tokens x active experts, at the device's bandwidth. CPU backends
-keep a fixed cost per MoE layer and micro-batch instead. Attention FLOPs grow with tokens x
+sum): bytes that grow with tokens x active experts, at the device's bandwidth. On CPUs the
+experts are the same roofline without tile padding, and each expert FLOP costs
+``expert_pp_cost`` times a dense one (:func:`prefill_time_from`). Attention FLOPs grow with tokens x
 (depth + tokens/2) per layer (causal); without flash attention
 they cost more (the score matrix goes through memory). Offloaded weights are copied to the GPU
 for every micro-batch over PCIe (llama.cpp offloads big batches' matmuls to the GPU), so PCIe,
@@ -77,7 +78,7 @@ class PrefillFeatures:
     cpu_tiled_codebook_weights: float = 0.0
     tokens: int = 0
     vector_rate: float = 0.0
-    #: GPU backends: the routed experts' part of the work, a roofline of its own (moe.py).
+    #: The routed experts' part of the work, a roofline of its own (moe.py).
     experts: ExpertWork = ExpertWork()
 
 
@@ -228,7 +229,12 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
     experts = ExpertWork()
-    if system.backend != "cpu":
+    if system.backend == "cpu":
+        # CPU kernels compute no padded tiles (ik_llama.cpp's iqk_mul_mat kernels take the
+        # expert's columns 1 to 8 at a time; mainline ggml runs vec_dot per column), so only the
+        # useful FLOPs count; their cost per FLOP is the fitted expert_pp_cost.
+        experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share)
+    else:
         # Mainline llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py);
         # ik_llama.cpp runs MoE kernels of its own.
         tile = 0
@@ -295,10 +301,11 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
         compute_s += f.tokens * ops / f.vector_rate
     bandwidth = realised_bandwidth(f.bandwidth, p, f.unified_memory)
     memory_s = (f.memory_bytes - work.weight_bytes) / bandwidth
-    experts_s = max(work.padded_flops * matmul_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
+    # On CPUs an expert's matmul costs expert_pp_cost times a dense one per FLOP (params.py).
+    expert_cost = p.expert_pp_cost if f.vector_rate else 1.0
+    experts_s = max(work.padded_flops * matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
-    moe_fixed = 0.0 if work.dispatch_bytes else f.moe_layers * p.t_moe_layer_s
-    fixed_s = f.micro_batches * (p.t_ubatch_s + moe_fixed)
+    fixed_s = f.micro_batches * p.t_ubatch_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s,
                        work.host_loop_s)

@@ -41,7 +41,7 @@ TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs", "t_sync_thread_s",
     "moe_batch_exponent", "dequant_ops", "codebook_ops", "kv_codebook_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
 )
-PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_moe_layer_s", "sync_factor", "sync_data_factor")
+PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "expert_pp_cost", "sync_factor", "sync_data_factor")
 ALL_PARAMS = TG_PARAMS + tuple(name for name in PP_PARAMS if name not in TG_PARAMS)
 #: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
 BOUNDS = {
@@ -67,7 +67,7 @@ BOUNDS = {
     "attn_cost_nofa": (0.3, 60.0),
     "t_ubatch_s": (1e-5, 2.0),
     "pp_quant_cost": (0.5, 5.0),
-    "t_moe_layer_s": (1e-6, 0.1),
+    "expert_pp_cost": (1.0, 20.0),
 }
 #: Properties of an engine's implementation rather than of the backend: a key that cannot
 #: identify them inherits them from its base engine (Ollama from llama.cpp), never from another
