@@ -207,7 +207,11 @@ def test_a_codebook_kv_cache_costs_unpacking_on_top_of_its_bytes():
     system = build_system({**e4b, "kv_quant": "tq3.5"})
     features = run_features(system, 127_842, 256)
     bytes_only = step_time_from(features, with_overrides(system.params.params, kv_codebook_ops=0.0)).total_s
-    assert 1 / bytes_only > 1.6 * estimate(e4b)["decode_tps"]
+    # Without the unpacking the coded cache would decode faster than it does with it. (mlx-vlm is
+    # measured on one device, so it fits no values of its own (issue 12): kv_codebook_ops is the
+    # prior of 20, not the 159 its own rows gave, and the borrowed values read the f16 cache at
+    # this depth faster than measured, so bytes alone now give 1.26x instead of ~2x.)
+    assert 1 / bytes_only > 1.1 * estimate({**e4b, "kv_quant": "tq3.5"})["decode_tps"]
 
 
 def test_split_syncs_are_latency_in_decode_and_data_in_prefill():

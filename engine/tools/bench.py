@@ -92,27 +92,43 @@ def accuracy_rows(cases: list, errors: list[float]) -> list[tuple[str, dict]]:
 
 
 def design_lines(cases: list, fit: dict) -> list[str]:
-    """Fitted values, rows per value, distinct devices and sources per key, and the joint rank and
-    condition number of each key's fitted parameters (calibrate.jacobian_report)."""
+    """Fitted values, rows per value, distinct devices and sources per key, and per unit (a key,
+    or a pool of keys sharing one value per parameter: calibrate.units_of) the rows and devices
+    that identify each fitted value and the joint rank and condition number of its fitted values
+    (calibrate.jacobian_report). A value counts once however many keys share it, and counts when
+    the optimiser moves it."""
     n_rows = len(cases)
     values = fit["fitted_values"]
     jacobian = jacobian_report(cases, fit)
+    units = fit.get("units", {})
+    evidence = [e for unit in units.values() for e in unit.get("evidence", {}).values()]
+    three = sum(1 for e in evidence if e["devices"] >= 3)
     lines = [
         f"Fitted values: **{values}** on {n_rows} resolved rows from {len({c.system.device.id for c in cases})} devices: "
-        f"{n_rows / max(values, 1):.0f} rows per value (issue 12's target: at least 40). Joint rank: of a key's fitted "
-        "values, how many its rows' Jacobian columns identify together (each column must keep 1e-3 of its norm "
-        "unexplained by the ones before it); condition: of those columns (inf: singular).",
+        f"{n_rows / max(values, 1):.0f} rows per value (issue 12's target: at least 40); identified by rows of >= 3 "
+        f"devices: {three} of {values}. A value counts once however many keys share it. Joint rank: of a unit's fitted "
+        "values, how many its rows' Jacobian columns identify together at the fit (each column must keep 1e-3 of its "
+        "norm unexplained by the ones before it); condition: of those columns (inf: singular).",
         "",
-        "| engine/backend | rows | devices | sources | fitted values | joint rank | condition |",
-        "|---|---|---|---|---|---|---|",
+        "| engine/backend | rows | devices | sources | values from |",
+        "|---|---|---|---|---|",
     ]
     for key, entry in sorted(fit["backends"].items()):
         rows = [c for c in cases if c.key == key]
-        rank, n_free, condition = jacobian[key]
+        source = entry.get("unit") or "nothing fitted: its base engine's values, else the backend's population"
         lines.append(
             f"| {key} | {len(rows)} | {len({c.system.device.id for c in rows})} | "
-            f"{len({c.row.get('source_id', '') for c in rows})} | {len(entry['fitted'])} | {rank} of {n_free} | {condition:.3g} |"
+            f"{len({c.row.get('source_id', '') for c in rows})} | {source} |"
         )
+    lines += [
+        "",
+        "| unit | rows | devices | fitted values | joint rank | condition | each value: rows / devices whose prediction it moves by 1% when freed |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for unit, entry in sorted(units.items()):
+        rank, n_free, condition = jacobian[unit]
+        each = ", ".join(f"`{n}` {e['rows']}/{e['devices']}" for n, e in sorted(entry.get("evidence", {}).items()))
+        lines.append(f"| {unit} | {entry['rows']} | {entry['devices']} | {n_free} | {rank} of {n_free} | {condition:.3g} | {each} |")
     return lines
 
 

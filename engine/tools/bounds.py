@@ -36,15 +36,22 @@ def reason_for(name: str, side: str, key: str) -> str | None:
 
 
 def audit(fit: dict) -> list[dict]:
-    """Every fitted value on a bound: key, parameter, value, side, bound and reason (None: none)."""
+    """Every fitted value on a bound: key (or the pool of keys sharing it), parameter, value,
+    side, bound and reason (None: none). A value shared by a pool (fit.json ``units``) is audited
+    once, on the first of its keys whose value sits on the bound."""
     out = []
-    for key, entry in sorted(fit["backends"].items()):
-        for name in entry["fitted"]:
-            value = float(entry["params"][name])
-            side = side_of(name, value)
-            if side:
-                bound = BOUNDS[name][0 if side == "lower" else 1]
-                out.append({"key": key, "name": name, "value": value, "side": side, "bound": bound, "reason": reason_for(name, side, key)})
+    units = fit.get("units") or {f"key:{key}": {"keys": [key], "fitted": entry["fitted"]} for key, entry in fit["backends"].items()}
+    for unit, unit_entry in sorted(units.items()):
+        keys = unit_entry["keys"]
+        label = keys[0] if len(keys) == 1 else f"{unit} ({', '.join(keys)})"
+        for name in unit_entry["fitted"]:
+            for key in keys:
+                value = float(fit["backends"][key]["params"][name])
+                side = side_of(name, value)
+                if side:
+                    bound = BOUNDS[name][0 if side == "lower" else 1]
+                    out.append({"key": label, "name": name, "value": value, "side": side, "bound": bound, "reason": reason_for(name, side, key)})
+                    break
     return out
 
 

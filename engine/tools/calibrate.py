@@ -6,8 +6,11 @@ per-token and per-layer overhead, KV read cost, decode compute efficiency, prefi
 attention cost, micro-batch overhead, per-core bandwidth on CPUs) that minimise a robust loss of
 log(predicted / measured) over its rows: decode parameters on ``tg`` rows, prefill parameters on
 ``pp`` rows. Parameters the rows cannot tell apart keep their prior (a parameter that moves no
-prediction by 1% when doubled is not identified by the data). The result, with each key's
-residual statistics, goes to ``data/calibration/fit.json``; ``--check`` re-runs the fit and fails
+prediction by 1% when doubled is not identified by the data). A key measured on fewer than
+KEY_MIN_DEVICES devices fits nothing (issue 12: its values would be that device's factors) and
+predicts with its base engine's, its engine family's or its backend's values. The result, with each key's residual
+statistics and each fitted value's evidence (rows, devices), goes to
+``data/calibration/fit.json``; ``--check`` re-runs the fit and fails
 if the committed file differs (the fit is deterministic).
 
 A key's ``residuals`` in fit.json, from which the page draws its range, are leave-one-device-out:
@@ -77,11 +80,26 @@ BOUNDS = {
 #: vLLM and ExLlamaV3 all-reduce their tensor-parallel partial sums twice a layer on the GPUs,
 #: llama.cpp's row split gathers after every split matmul through copies between the cards
 #: (parallel.py), so a median over a backend's engines handed llama.cpp's split latency to an
-#: engine measured nowhere else. sync_data_factor (the MB-sized prefill activations) stays shared:
-#: the bytes cross the same PCIe link whichever engine sends them.
-ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor")
+#: engine measured nowhere else. sync_data_factor (the bytes of those exchanges) too: the same
+#: bytes cross the same PCIe link, but llama.cpp's fitted 14-29x is its own path (activations
+#: copied through the host, docs/calibration.md), and since vLLM and ExLlamaV3 (one device
+#: each) fit no values, the CUDA median handed it to their NCCL all-reduces (2x RTX 3090, vLLM:
+#: tensor split 1.18x layer split, where two-card splits measure 1.2-1.6x).
+ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor", "sync_data_factor")
 #: A parameter must move some prediction by this much when doubled to count as identified.
 IDENTIFIED = 0.01
+#: Issue 12's rule: a value is fitted only where rows of this many distinct devices identify it.
+#: The fit does not meet it yet; the bench and docs/calibration.md count the values that do.
+MIN_DEVICES = 3
+#: A key fits values of its own only when its rows come from at least this many devices. With
+#: one device its values are that device's factors, and a held-out-device fold never uses them
+#: for its own rows (the key vanishes from the fold); with two, each fold still fits the key on
+#: the other device, so leave-one-device-out measures how its values transfer. Three (the rule
+#: above, for keys and for pools of keys) was measured and lost out of sample: docs/calibration.md.
+KEY_MIN_DEVICES = 2
+#: Share of a Jacobian column's norm the earlier columns must leave unexplained (1 - R^2,
+#: fit.PivotTest): the joint rank the bench reports.
+TOLERANCE = 1e-3
 #: Cross-validation folds refit the keys that lost rows with at most this many LM iterations,
 #: warm-started from the full fit (a full refit per fold would take hours on two cores).
 FOLD_ITERATIONS = 6
@@ -110,38 +128,140 @@ def _identified(cases: list[Case], params: BackendParams, name: str) -> bool:
     return False
 
 
-def fit_params(
-    cases: list[Case], start: BackendParams, names: tuple[str, ...], iterations: int = 80
-) -> tuple[BackendParams, tuple[str, ...]]:
-    """Fit the identified ``names`` on ``cases`` from ``start``; returns (params, fitted names)."""
-    free = tuple(n for n in names if _identified(cases, start, n)) if cases else ()
-    if not free:
-        return start, ()
-
-    def build(point: list[float]) -> BackendParams:
-        return replace(start, **{n: _clamp(n, math.exp(v)) for n, v in zip(free, point)})
-
-    best = robust_least_squares(
-        lambda point: _log_errors(cases, build(point)),
-        [math.log(getattr(start, n)) for n in free],
-        [math.log(BOUNDS[n][0]) for n in free],
-        [math.log(BOUNDS[n][1]) for n in free],
-        iterations,
-    )
-    return build(best), free
+def _evidence(rows: dict[str, list[Case]], params: dict[str, BackendParams], name: str) -> tuple[int, int]:
+    """(rows, distinct devices) whose prediction moves by 1% when ``name`` is doubled or halved
+    (within its bounds) on every key of ``rows``."""
+    moved_rows, devices = 0, set()
+    for key in sorted(rows):
+        base = params[key]
+        shifted = [replace(base, **{name: _clamp(name, getattr(base, name) * f)}) for f in (2.0, 0.5)]
+        for case in rows[key]:
+            b = predict(case, base)
+            if b > 0 and any(abs(predict(case, s) / b - 1) > IDENTIFIED for s in shifted):
+                moved_rows += 1
+                devices.add(case.system.device.id)
+    return moved_rows, len(devices)
 
 
-def population(fits: dict[str, tuple[BackendParams, tuple[str, ...]]], backend: str) -> BackendParams:
-    """Each parameter's median over the keys of ``backend`` whose data identified it, else the
-    backend's prior: what an engine's unidentified parameters (and an unmeasured engine) get."""
-    prior = PRIORS.get(backend, BackendParams())
+def _independent(rows: dict[str, list[Case]], params: dict[str, BackendParams], names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names whose Jacobian columns (d log predicted / d log value, all keys of ``rows`` moved
+    together) add a direction the earlier ones do not span (fit.PivotTest, in ``names``' order)."""
+    from .fit import PivotTest
+
+    keys = sorted(rows)
+    base = {k: _log_errors(rows[k], params[k]) for k in keys}
+    columns = []
+    for name in names:
+        # Step into the box: a value on its upper bound (soc_bw_factor's 1) is probed downward.
+        step = -1e-4 if any(getattr(params[k], name) * math.exp(1e-4) > BOUNDS[name][1] for k in keys) else 1e-4
+        column = []
+        for k in keys:
+            moved = replace(params[k], **{name: _clamp(name, getattr(params[k], name) * math.exp(step))})
+            column += [(b - a) / step for a, b in zip(base[k], _log_errors(rows[k], moved))]
+        columns.append(column)
+    test = PivotTest(TOLERANCE)
+    accepted: list[int] = []
+    for i, column in enumerate(columns):
+        cross = [sum(x * y for x, y in zip(column, columns[j])) for j in accepted]
+        if test.add(cross, sum(x * x for x in column)) >= TOLERANCE:
+            accepted.append(i)
+    return tuple(names[i] for i in accepted)
+
+
+def fit_unit(
+    rows: dict[str, list[Case]],
+    starts: dict[str, BackendParams],
+    names: tuple[str, ...],
+    iterations: int = 80,
+    select: bool = True,
+) -> tuple[dict[str, BackendParams], tuple[str, ...], dict[str, tuple[int, int]]]:
+    """Fit one value per name shared by the keys of ``rows`` (a unit), as a log-offset from each
+    key's ``starts`` value; returns (each key's params, the fitted names, each fitted name's
+    evidence: the rows and distinct devices it moves at the start).
+
+    With ``select``, a name is fitted only when doubling or halving it (within its bounds) moves
+    some row's prediction by 1%; without, exactly ``names`` are fitted (the second pass, the
+    folds). A unit is one key today; the offsets let a pool of keys share a value (tried:
+    docs/calibration.md)."""
+    keys = sorted(k for k in rows if rows[k])
+    pooled = {k: rows[k] for k in keys}
+    evidence = {n: _evidence(pooled, starts, n) for n in names} if select else {}
+    free = tuple(n for n in names if evidence[n][1] >= 1) if select else tuple(names)
+    point = _fit_offsets(pooled, starts, free, iterations) if free else dict(starts)
+    return point, free, {n: evidence[n] for n in free if n in evidence}
+
+
+def _fit_offsets(rows: dict[str, list[Case]], base: dict[str, BackendParams], free: tuple[str, ...], iterations: int) -> dict[str, BackendParams]:
+    keys = sorted(rows)
+
+    def build(point: list[float]) -> dict[str, BackendParams]:
+        return {
+            k: replace(start, **{n: _clamp(n, getattr(start, n) * math.exp(v)) for n, v in zip(free, point)})
+            for k, start in base.items()
+        }
+
+    def residuals(point: list[float]) -> list[float]:
+        params = build(point)
+        return [e for k in keys for e in _log_errors(rows[k], params[k])]
+
+    # Offsets in log space, wide enough for every key to reach both bounds from its start.
+    lower = [math.log(BOUNDS[n][0]) - max(math.log(getattr(base[k], n)) for k in keys) - 1e-9 for n in free]
+    upper = [math.log(BOUNDS[n][1]) - min(math.log(getattr(base[k], n)) for k in keys) + 1e-9 for n in free]
+    return build(robust_least_squares(residuals, [0.0] * len(free), lower, upper, iterations))
+
+
+def units_of(devices: dict[str, set]) -> dict[str, list[str]]:
+    """Which keys fit values (``devices``: each key's distinct devices): a key measured on
+    >= KEY_MIN_DEVICES devices is a unit of its own (``key:<key>``). Any other key fits nothing
+    and predicts with values it borrows (:func:`borrowed`): its base engine's, else its engine
+    family's on the backend, else the backend's population."""
+    return {f"key:{key}": [key] for key in sorted(devices) if len(devices[key]) >= KEY_MIN_DEVICES}
+
+
+def unit_of(units: dict[str, list[str]]) -> dict[str, str]:
+    return {key: unit for unit, keys in units.items() for key in keys}
+
+
+def population(
+    fits: dict[str, tuple[BackendParams, tuple[str, ...]]],
+    backend: str,
+    unit_of_key: dict[str, str] | None = None,
+    fallback: BackendParams | None = None,
+) -> BackendParams:
+    """Each parameter's median over the units of ``backend`` whose data identified it (a pool's
+    shared value counts once), else the backend's prior: what an engine's unidentified
+    parameters (and an unmeasured engine) get."""
+    prior = fallback or PRIORS.get(backend, BackendParams())
     values = {}
     for f in fields(BackendParams):
-        seen = sorted(
-            getattr(params, f.name) for key, (params, free) in fits.items() if key.endswith(f"/{backend}") and f.name in free
-        )
-        values[f.name] = statistics.median(seen) if seen and f.name not in ENGINE_SPECIFIC else getattr(prior, f.name)
+        seen: dict[str, float] = {}
+        for key, (params, free) in sorted(fits.items()):
+            if key.endswith(f"/{backend}") and f.name in free:
+                seen.setdefault((unit_of_key or {}).get(key, key), getattr(params, f.name))
+        ordered = sorted(seen.values())
+        values[f.name] = statistics.median(ordered) if ordered and f.name not in ENGINE_SPECIFIC else getattr(prior, f.name)
     return BackendParams(**values)
+
+
+def borrowed(
+    key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]], owner: dict[str, str], populations: dict
+) -> BackendParams:
+    """The values of a key that fits nothing: its nearest base engine's where that engine fits
+    values on the backend (ik_llama.cpp's from llama.cpp's); else, per parameter, the median over
+    the fitted keys of its engine family there (mlx-lm and the engines built on it borrow from
+    vLLM-MLX, not from llama.cpp's Metal kernels), else the backend's population (``populations``,
+    BackendParams by backend)."""
+    engine_id, backend = key.split("/")
+    engines = load_engines()
+    lineage = engines[engine_id].lineage() if engine_id in engines else (engine_id,)
+    for base in lineage[1:]:
+        if f"{base}/{backend}" in fits:
+            return fits[f"{base}/{backend}"][0]
+    family = {
+        k: v for k, v in fits.items()
+        if k.endswith(f"/{backend}") and k.split("/")[0] in engines and engines[k.split("/")[0]].lineage()[-1] == lineage[-1]
+    }
+    return population(family, backend, owner, populations[backend]) if family else populations[backend]
 
 
 def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) -> dict[str, float]:
@@ -178,41 +298,68 @@ def _rounded(params: BackendParams) -> dict:
 
 
 def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
-    """Fit every engine/backend key; returns the content of fit.json.
+    """Fit every unit (:func:`units_of`: a key measured on >= KEY_MIN_DEVICES devices); returns
+    the content of fit.json, with each unit's fitted values and their evidence under ``units``
+    (a value counts once however many keys share it).
 
-    Two passes: each key is fitted from its backend's prior; then every parameter its own data
-    cannot identify is set to the median over the same backend's keys that could (a population
-    prior, better than a guess when the page extrapolates, e.g. prefill for an engine measured
-    only in decode), and the identified ones are refitted around them. Then, unless
-    ``cross_validated`` is False, each key's residuals are replaced by leave-one-device-out ones
-    (the in-sample ones stay under ``in_sample``).
+    Two passes: each unit is fitted from its backends' priors; then every parameter a unit's
+    rows cannot identify is set to the median over the same backend's units that could (a
+    population prior, better than a guess when the page extrapolates, e.g. prefill for an engine
+    measured only in decode), and the identified ones are refitted around them. A key in no unit
+    borrows its values (:func:`borrowed`). Then,
+    unless ``cross_validated`` is False, each key's residuals are replaced by
+    leave-one-device-out ones (the in-sample ones stay under ``in_sample``).
     """
     groups = group_cases(cases)
+    rows_of = {key: tests["tg"] + tests["pp"] for key, tests in groups.items()}
+    devices = {key: {c.system.device.id for c in rows} for key, rows in rows_of.items()}
+    units = units_of(devices)
+    owner = unit_of(units)
     first = {}
-    for key, tests in sorted(groups.items()):
-        prior = PRIORS.get(key.split("/")[1], BackendParams())
+    selected = {}
+    for unit, keys in units.items():
         # One joint fit over decode and prefill rows: they share eta_bw (prefill's memory bound)
         # and the interconnect factor.
-        first[key] = fit_params(tests["tg"] + tests["pp"], prior, ALL_PARAMS)
+        starts = {k: PRIORS.get(k.split("/")[1], BackendParams()) for k in keys}
+        params, free, selected[unit] = fit_unit({k: rows_of[k] for k in keys}, starts, ALL_PARAMS)
+        first.update({k: (params[k], free) for k in keys})
     backend_names = sorted({key.split("/")[1] for key in groups} | set(PRIORS))
-    common = {backend: population(first, backend) for backend in backend_names}
+    common = {backend: population(first, backend, owner) for backend in backend_names}
     backends = {}
-    for key, tests in sorted(groups.items()):
-        fitted, free = first[key]
-        start = replace(common[key.split("/")[1]], **{**inherited(key, first), **{n: getattr(fitted, n) for n in free}})
-        params, _free = fit_params(tests["tg"] + tests["pp"], start, free)
-        backends[key] = {
-            "params": _rounded(params),
-            "fitted": sorted(free),
-            "devices": len({c.system.device.id for c in tests["tg"] + tests["pp"]}),
-            "residuals": {test: residual_stats(rows, params) for test, rows in tests.items() if rows},
+    unit_entries = {}
+    for unit, keys in units.items():
+        free = first[keys[0]][1]
+        starts = {
+            k: replace(common[k.split("/")[1]], **{**inherited(k, first), **{n: getattr(first[k][0], n) for n in free}})
+            for k in keys
         }
+        params, free, _at_fit = fit_unit({k: rows_of[k] for k in keys}, starts, free, select=False)
+        evidence = selected[unit]
+        unit_entries[unit] = {
+            "keys": keys,
+            "rows": sum(len(rows_of[k]) for k in keys),
+            "devices": len(set().union(*(devices[k] for k in keys))),
+            "fitted": sorted(free),
+            "evidence": {n: {"rows": evidence[n][0], "devices": evidence[n][1]} for n in sorted(free)},
+        }
+        for k in keys:
+            backends[k] = {"params": _rounded(params[k]), "fitted": sorted(free), "unit": unit}
+    fitted_keys = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in backends.items()}
+    for key in sorted(groups):
+        if key not in backends:
+            backends[key] = {"params": _rounded(borrowed(key, fitted_keys, owner, common)), "fitted": [], "unit": None}
+    for key, entry in backends.items():
+        params = BackendParams.from_dict(entry["params"])
+        entry["devices"] = len(devices[key])
+        entry["residuals"] = {test: residual_stats(rows, params) for test, rows in groups[key].items() if rows}
+    backends = dict(sorted(backends.items()))
     result = {
         "generated_by": "python -m engine calibrate",
         "measurements": "data/calibration/measurements.csv",
         "rows": sum(1 for c in cases if c.resolved),
-        "fitted_values": sum(len(entry["fitted"]) for entry in backends.values()),
+        "fitted_values": sum(len(entry["fitted"]) for entry in unit_entries.values()),
         "population": {backend: _rounded(params) for backend, params in common.items()},
+        "units": unit_entries,
         "backends": backends,
     }
     if cross_validated:
@@ -248,38 +395,54 @@ def cross_validate(cases: list[Case], fit: dict, group_of_case: list) -> list[fl
     """Out-of-sample log(predicted/measured) of every case: each group's cases (a device's, or a
     source's) predicted by a fit that never saw them.
 
-    Affordable on two cores because a fold only refits the keys that lost rows, warm-started
+    Affordable on two cores because a fold only refits the units that lost rows, warm-started
     from the full fit (at most FOLD_ITERATIONS LM iterations), with the identification check
-    re-run on the remaining rows: a parameter only the held-out device identified goes back to
-    the population's value. A key left without rows disappears from the fold's fit, so its rows
-    fall back to their base engine's key or the backend's population, as an unmeasured engine
-    does on the page. Other keys and the populations keep their full-fit values (an
-    approximation: a held-out device also moved the population medians a little).
+    re-run on the remaining rows: a parameter only the held-out rows identified goes back to
+    the population's value. A unit left without rows disappears from the fold's fit, so its
+    rows fall back to their base engine's key or the backend's population, as an unmeasured
+    engine does on the page; the keys that fit nothing borrow from the fold's values as in the
+    full fit (:func:`borrowed`). Other units keep their full-fit values; the populations are
+    recomputed from the fold's units.
     """
     out = [0.0] * len(cases)
+    units = fit.get("units", {})
+    owner = {key: unit for unit, entry in units.items() for key in entry["keys"]}
     for group in sorted(set(group_of_case), key=str):
         held = [i for i, g in enumerate(group_of_case) if g == group]
         held_set = set(held)
-        fold = {**fit, "backends": dict(fit["backends"])}
-        for key in sorted({cases[i].key for i in held}):
-            train = [c for i, c in enumerate(cases) if c.key == key and i not in held_set]
-            if not train:
-                del fold["backends"][key]
+        fold = {**fit, "backends": {k: e for k, e in fit["backends"].items() if e.get("fitted")}}
+        for unit in sorted({owner[cases[i].key] for i in held if cases[i].key in owner}):
+            keys = units[unit]["keys"]
+            train = {k: [c for i, c in enumerate(cases) if c.key == k and i not in held_set] for k in keys}
+            if not any(train.values()):
+                for k in keys:
+                    fold["backends"].pop(k, None)
                 continue
-            entry = fit["backends"][key]
-            full = BackendParams.from_dict(entry["params"])
-            backend = key.split("/")[1]
-            base = BackendParams.from_dict(fit["population"][backend])
-            free = tuple(n for n in entry["fitted"] if _identified(train, full, n))
-            start = replace(full, **{n: getattr(base, n) for n in entry["fitted"] if n not in free})
-            params, _free = fit_params(train, start, free, FOLD_ITERATIONS) if free else (start, ())
-            fold["backends"][key] = {**entry, "params": params.as_dict(), "fitted": list(free)}
-        # The populations are medians over the remaining keys: an engine measured on the held-out
+            fitted = units[unit]["fitted"]
+            if not fitted:
+                continue
+            starts = {}
+            for k in keys:
+                full = BackendParams.from_dict(fit["backends"][k]["params"])
+                starts[k] = full
+            free = tuple(n for n in fitted if any(_identified(train[k], starts[k], n) for k in keys if train[k]))
+            for k in keys:
+                base = BackendParams.from_dict(fit["population"][k.split("/")[1]])
+                starts[k] = replace(starts[k], **{n: getattr(base, n) for n in fitted if n not in free})
+            params, _free, _evidence_of = (
+                fit_unit(train, starts, free, FOLD_ITERATIONS, select=False) if free else (starts, (), {})
+            )
+            for k in keys:
+                fold["backends"][k] = {**fit["backends"][k], "params": params[k].as_dict(), "fitted": list(free)}
+        # The populations are medians over the remaining units: an engine measured on the held-out
         # device alone must not find its own fit there.
-        fold["population"] = dict(fit["population"])
-        for backend in sorted({cases[i].key.split("/")[1] for i in held}):
-            keys = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in fold["backends"].items()}
-            fold["population"][backend] = population(keys, backend).as_dict()
+        keys_now = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in fold["backends"].items()}
+        fold["population"] = {backend: population(keys_now, backend, owner).as_dict() for backend in fit["population"]}
+        # Keys that fit nothing borrow from the fold's values, as in the full fit.
+        populations = {b: BackendParams.from_dict(v) for b, v in fold["population"].items()}
+        for key, entry in fit["backends"].items():
+            if not entry.get("unit") and key in {cases[i].key for i in held}:
+                fold["backends"][key] = {**entry, "params": borrowed(key, keys_now, owner, populations).as_dict()}
         for i in held:
             case = cases[i]
             predicted = predict(case, params_for(case, fold))
@@ -288,29 +451,29 @@ def cross_validate(cases: list[Case], fit: dict, group_of_case: list) -> list[fl
 
 
 def jacobian_report(cases: list[Case], fit: dict) -> dict[str, tuple[int, int, float]]:
-    """Per key: (joint rank of its fitted parameters' Jacobian columns on its rows, the number
-    fitted, the columns' condition number). The fit's own identification test is one parameter at
-    a time; this is the joint check (fit.PivotTest: a column whose part the others leave
-    unexplained is below 1e-3 of its norm adds no rank)."""
-    from .fit import PivotTest, condition_number
+    """Per unit: (joint rank of its fitted values' Jacobian columns on its rows, the number
+    fitted, the columns' condition number), at the fitted values (fit.PivotTest: a column whose
+    part the others leave unexplained is below 1e-3 of its norm adds no rank). The fit freed each
+    value with the same test at its start; this re-checks it at the optimum."""
+    from .fit import condition_number
 
     groups = group_cases(cases)
     out = {}
-    for key, entry in sorted(fit["backends"].items()):
-        rows = groups[key]["tg"] + groups[key]["pp"]
-        params = BackendParams.from_dict(entry["params"])
-        base = _log_errors(rows, params)
+    for unit, entry in sorted(fit.get("units", {}).items()):
+        rows = {k: groups[k]["tg"] + groups[k]["pp"] for k in entry["keys"]}
+        params = {k: BackendParams.from_dict(fit["backends"][k]["params"]) for k in entry["keys"]}
+        names = tuple(entry["fitted"])
+        rank = len(_independent(rows, params, names)) if names else 0
+        base = {k: _log_errors(rows[k], params[k]) for k in rows}
         columns = []
-        for name in entry["fitted"]:
-            moved = replace(params, **{name: getattr(params, name) * math.exp(1e-4)})
-            columns.append([(b - a) / 1e-4 for a, b in zip(base, _log_errors(rows, moved))])
+        for name in names:
+            column = []
+            for k in sorted(rows):
+                moved = replace(params[k], **{name: getattr(params[k], name) * math.exp(1e-4)})
+                column += [(b - a) / 1e-4 for a, b in zip(base[k], _log_errors(rows[k], moved))]
+            columns.append(column)
         gram = [[sum(x * y for x, y in zip(ci, cj)) for cj in columns] for ci in columns]
-        test = PivotTest(1e-3)
-        accepted: list[int] = []
-        for i in range(len(columns)):
-            if test.add([gram[i][j] for j in accepted], gram[i][i]) >= 1e-3:
-                accepted.append(i)
-        out[key] = (len(accepted), len(columns), math.sqrt(condition_number(gram)) if columns else 1.0)
+        out[unit] = (rank, len(names), math.sqrt(condition_number(gram)) if columns else 1.0)
     return out
 
 
