@@ -34,6 +34,9 @@ export class Picker {
     this.marks = {};
     this.query = "";
     this.byValue = new Map(items.map((item) => [valueOf(item), item]));
+    /** The rendered <option> of each item's value: marks arrive 16 at a time for ~1,000 devices,
+     *  so they are written through this map, not by walking every option per chunk. */
+    this.optionOf = new Map();
     search?.addEventListener("input", () => {
       this.query = search.value.trim().toLowerCase();
       this.render();
@@ -116,12 +119,15 @@ export class Picker {
     }
     if (wontRun.length) groups.set(this.showAll ? "Won't run on this device" : "Current choice: won't run on this device", wontRun);
     const children = [];
+    this.optionOf = new Map();
     for (const [name, members] of groups) {
       children.push(
         el("optgroup", { label: name }, members.map((item) => {
           const value = this.valueOf(item);
           const dataset = { ...(this.marks[value] ? { fit: this.marks[value] } : {}), ...(this.reasonOf(item) ? { runs: "no" } : {}) };
-          return el("option", { value, dataset }, this.optionLabel(item));
+          const option = el("option", { value, dataset }, this.optionLabel(item));
+          this.optionOf.set(value, option);
+          return option;
         })),
       );
     }
@@ -133,20 +139,21 @@ export class Picker {
   /** Fit marks {value: "fits" | "offload" | "no" | "error"}, merged into the option labels. */
   setMarks(marks) {
     Object.assign(this.marks, marks);
-    for (const option of this.select.options) {
-      const item = this.byValue.get(option.value);
-      if (!item || !(option.value in marks)) continue;
+    for (const [value, mark] of Object.entries(marks)) {
+      const option = this.optionOf.get(value);
+      const item = this.byValue.get(value);
+      if (!option || !item) continue;
       // Only what changed: a view's marks mostly repeat the last view's.
       const label = this.optionLabel(item);
       if (option.textContent !== label) option.textContent = label;
-      if (option.dataset.fit !== marks[option.value]) option.dataset.fit = marks[option.value];
+      if (option.dataset.fit !== mark) option.dataset.fit = mark;
     }
   }
 
   clearMarks() {
     this.marks = {};
-    for (const option of this.select.options) {
-      const item = this.byValue.get(option.value);
+    for (const [value, option] of this.optionOf) {
+      const item = this.byValue.get(value);
       if (item && option.dataset.fit) {
         delete option.dataset.fit;
         option.textContent = this.optionLabel(item);

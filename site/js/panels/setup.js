@@ -151,11 +151,19 @@ export class SetupPanel {
     this.showDependent(view);
   }
 
-  /** The weights picker groups by the model: re-render it for the view's model. */
+  /** The weights picker groups by the model: re-render it for the view's model. Its list depends
+   *  only on the model (groups), the device's backend (what runs), "show all" and the choice (kept
+   *  even where it won't run), so it is rebuilt only when one of them changes (marks are written
+   *  in place): a pick used to rebuild its ~90 options up to three times. */
   showQuants(view) {
     this.backend = viewBackend(view);
-    this.pickers.quants.render();
-    this.pickers.quants.value = view.quant;
+    const quants = this.pickers.quants;
+    const key = JSON.stringify([view.model, this.backend, quants.showAll, view.quant]);
+    if (key !== this.quantsKey || quants.select.value !== view.quant) {
+      this.quantsKey = key;
+      quants.render();
+    }
+    quants.value = view.quant;
   }
 
   /** Formats, engines and KV caches the view's device can run; the others only with "show all",
