@@ -8,7 +8,8 @@ import re
 import pytest
 
 from conftest import CALIBRATION_TIMEOUT_S, ROOT, run_cli
-from engine.tools.calibrate import ENGINE_SPECIFIC, FIT_FILE
+from engine.tools.borrowing import ENGINE_SPECIFIC
+from engine.tools.calibrate import FIT_FILE
 from engine.params import PRIORS
 
 MEASUREMENTS = ROOT / "data" / "calibration" / "measurements.csv"

@@ -182,6 +182,18 @@ class PivotTest:
         return max(share, 0.0)
 
 
+def independent_columns(columns: list[list[float]], tolerance: float) -> list[int]:
+    """Indices of the columns (in order) that each add a direction the earlier accepted ones do
+    not span (:class:`PivotTest` at ``tolerance``): the jointly identified ones."""
+    test = PivotTest(tolerance)
+    accepted: list[int] = []
+    for i, col in enumerate(columns):
+        cross = [sum(x * y for x, y in zip(col, columns[j])) for j in accepted]
+        if test.add(cross, sum(x * x for x in col)) >= tolerance:
+            accepted.append(i)
+    return accepted
+
+
 def cholesky(matrix: list[list[float]]) -> list[list[float]] | None:
     n = len(matrix)
     low = [[0.0] * n for _ in range(n)]

@@ -33,7 +33,7 @@ from dataclasses import replace
 from ..engines import load_engines
 from ..params import PRIORS, BackendParams
 from .calibrate import ALL_PARAMS, BOUNDS, FOLD_ITERATIONS, IDENTIFIED, _rounded, record_held_out, residual_stats
-from .fit import PivotTest, robust_least_squares
+from .fit import independent_columns, robust_least_squares
 from .score import Case, predict
 
 #: A value is fitted only where rows of this many distinct devices identify it (issue 12).
@@ -117,13 +117,7 @@ def _joint(cases: list[Case], theta: dict, unit: str, names: list[str]) -> list[
     for name in names:
         shifted = {key: params_of(key, theta, (unit, name, STEP)) for key in keys}
         columns.append([(_residual(c, shifted[c.key]) - b) / STEP for c, b in zip(cases, base)])
-    test = PivotTest(TOLERANCE)
-    accepted: list[int] = []
-    for i, col in enumerate(columns):
-        cross = [sum(x * y for x, y in zip(col, columns[j])) for j in accepted]
-        if test.add(cross, sum(x * x for x in col)) >= TOLERANCE:
-            accepted.append(i)
-    return [names[i] for i in accepted]
+    return [names[i] for i in independent_columns(columns, TOLERANCE)]
 
 
 def _fit_unit(cases: list[Case], theta: dict, unit: str, names: list[str], start: dict, iterations: int) -> dict:

@@ -30,7 +30,8 @@ from ..params import PRIORS, BackendParams
 from .fit import LOSS_SCALE, PivotTest, condition_number, damped_step, robust_weight, row_loss, solve
 
 __all__ = ["robust_weight"]
-from .calibrate import ALL_PARAMS, BOUNDS, ENGINE_SPECIFIC, IDENTIFIED, PP_PARAMS, TG_PARAMS
+from .borrowing import ENGINE_SPECIFIC
+from .calibrate import ALL_PARAMS, BOUNDS, IDENTIFIED, PP_PARAMS, TG_PARAMS
 from .score import Case, predict
 
 NAMES = ALL_PARAMS

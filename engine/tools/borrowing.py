@@ -1,0 +1,105 @@
+"""Which engine/backend keys fit values of their own, and what the others predict with.
+
+A key fits values only when rows of at least KEY_MIN_DEVICES devices identify them (issue 12);
+any other key borrows: its base engine's values, else its engine family's on the backend, else
+the backend's population (each parameter's median over the keys that identified it). The
+engine-specific parameters (ENGINE_SPECIFIC) are never taken from another engine.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import fields
+
+from ..engines import load_engines
+from ..params import PRIORS, BackendParams
+
+#: Properties of an engine's implementation rather than of the backend: a key that cannot
+#: identify them inherits them from its base engine (Ollama from llama.cpp), never from another
+#: engine on the same backend, else keeps the prior. llama.cpp's CUDA backend launches every kernel
+#: of a batched step (its graph capture is single-token only); vLLM captures graphs for batches
+#: too. sync_factor scales the latency of a split's exchanges (parallel.py's NCCL-based prior):
+#: vLLM and ExLlamaV3 all-reduce their tensor-parallel partial sums twice a layer on the GPUs,
+#: llama.cpp's row split gathers after every split matmul through copies between the cards
+#: (parallel.py), so a median over a backend's engines handed llama.cpp's split latency to an
+#: engine measured nowhere else. sync_data_factor (the bytes of those exchanges) too: the same
+#: bytes cross the same PCIe link, but llama.cpp's fitted 14-29x is its own path (activations
+#: copied through the host, docs/calibration.md), and since vLLM and ExLlamaV3 (one device
+#: each) fit no values, the CUDA median handed it to their NCCL all-reduces (2x RTX 3090, vLLM:
+#: tensor split 1.18x layer split, where two-card splits measure 1.2-1.6x).
+ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor", "sync_data_factor")
+#: A key fits values of its own only when its rows come from at least this many devices. With
+#: one device its values are that device's factors, and a held-out-device fold never uses them
+#: for its own rows (the key vanishes from the fold); with two, each fold still fits the key on
+#: the other device, so leave-one-device-out measures how its values transfer. Three (calibrate.MIN_DEVICES,
+#: issue 12's rule, for keys and for pools of keys) was measured and lost out of sample: docs/calibration.md.
+KEY_MIN_DEVICES = 2
+
+
+def units_of(devices: dict[str, set]) -> dict[str, list[str]]:
+    """Which keys fit values (``devices``: each key's distinct devices): a key measured on
+    >= KEY_MIN_DEVICES devices is a unit of its own (``key:<key>``). Any other key fits nothing
+    and predicts with values it borrows (:func:`borrowed`): its base engine's, else its engine
+    family's on the backend, else the backend's population."""
+    return {f"key:{key}": [key] for key in sorted(devices) if len(devices[key]) >= KEY_MIN_DEVICES}
+
+
+def unit_of(units: dict[str, list[str]]) -> dict[str, str]:
+    return {key: unit for unit, keys in units.items() for key in keys}
+
+
+def population(
+    fits: dict[str, tuple[BackendParams, tuple[str, ...]]],
+    backend: str,
+    unit_of_key: dict[str, str] | None = None,
+    fallback: BackendParams | None = None,
+) -> BackendParams:
+    """Each parameter's median over the units of ``backend`` whose data identified it (a pool's
+    shared value counts once), else the backend's prior: what an engine's unidentified
+    parameters (and an unmeasured engine) get."""
+    prior = fallback or PRIORS.get(backend, BackendParams())
+    values = {}
+    for f in fields(BackendParams):
+        seen: dict[str, float] = {}
+        for key, (params, free) in sorted(fits.items()):
+            if key.endswith(f"/{backend}") and f.name in free:
+                seen.setdefault((unit_of_key or {}).get(key, key), getattr(params, f.name))
+        ordered = sorted(seen.values())
+        values[f.name] = statistics.median(ordered) if ordered and f.name not in ENGINE_SPECIFIC else getattr(prior, f.name)
+    return BackendParams(**values)
+
+
+def borrowed(
+    key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]], owner: dict[str, str], populations: dict
+) -> BackendParams:
+    """The values of a key that fits nothing: its nearest base engine's where that engine fits
+    values on the backend (ik_llama.cpp's from llama.cpp's); else, per parameter, the median over
+    the fitted keys of its engine family there (mlx-lm and the engines built on it borrow from
+    vLLM-MLX, not from llama.cpp's Metal kernels), else the backend's population (``populations``,
+    BackendParams by backend)."""
+    engine_id, backend = key.split("/")
+    engines = load_engines()
+    lineage = engines[engine_id].lineage() if engine_id in engines else (engine_id,)
+    for base in lineage[1:]:
+        if f"{base}/{backend}" in fits:
+            return fits[f"{base}/{backend}"][0]
+    family = {
+        k: v for k, v in fits.items()
+        if k.endswith(f"/{backend}") and k.split("/")[0] in engines and engines[k.split("/")[0]].lineage()[-1] == lineage[-1]
+    }
+    return population(family, backend, owner, populations[backend]) if family else populations[backend]
+
+
+def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) -> dict[str, float]:
+    """Engine-specific parameters ``key`` cannot identify, from the nearest base engine on the
+    same backend that did."""
+    engine_id, backend = key.split("/")
+    engines = load_engines()
+    out = {}
+    for name in ENGINE_SPECIFIC:
+        for base in engines[engine_id].lineage()[1:] if engine_id in engines else ():
+            params, free = fits.get(f"{base}/{backend}", (None, ()))
+            if name in free:
+                out[name] = getattr(params, name)
+                break
+    return out
