@@ -69,8 +69,11 @@ def test_score_prints_the_contract_line_last():
     assert 6 <= int(unresolved) <= 138
     # Guard rails above today's figures (docs/calibration.md): a regression, not a target. The
     # prefill guard was 0.16 on the 3,850-row set; the new rows (ROCm/Vulkan build sweeps, a
-    # 16x3090 rig whose "Q8_0" file is a 307 GiB mix) put it at 0.21.
-    assert float(tg_mdape) < 0.12 and float(pp_mdape) < 0.25
+    # 16x3090 rig whose "Q8_0" file is a 307 GiB mix) put it at 0.21. The decode guard was 0.12
+    # until engines measured on one device stopped fitting values of their own (engine/tools/
+    # borrowing.KEY_MIN_DEVICES, issue 12): their in-sample error is now their held-out one (mlx-vlm,
+    # ik_llama.cpp on CUDA), which put the in-sample decode median at 0.120.
+    assert float(tg_mdape) < 0.13 and float(pp_mdape) < 0.25
 
 
 def test_score_writes_per_row_predictions(tmp_path):
@@ -403,14 +406,16 @@ def test_an_engine_without_its_own_fit_splits_at_the_nccl_latency_prior_not_at_l
     llama.cpp's row split gathers after every split matmul (its fitted factors: 1.3, and 35 for
     ik_llama.cpp), vLLM all-reduces twice a layer on the GPUs. An engine measured nowhere else
     (here vLLM with its own fit removed, as a leave-one-device-out fold does) gets parallel.py's
-    NCCL-based prior, not a median of llama.cpp's keys; the data factor stays shared (the same PCIe
-    link carries every engine's bytes). The published TP=4 row above comes out within 30%."""
+    NCCL-based prior, not a median of llama.cpp's keys; so does the data factor (llama.cpp's fitted
+    14-29x is its copies through the host, not NCCL's all-reduce). The published TP=4 row above
+    comes out within 30%."""
     from engine.tools.calibrate import params_for
     from engine.tools.score import case_from_row, predict
 
     fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
-    assert "sync_factor" in ENGINE_SPECIFIC and "sync_data_factor" not in ENGINE_SPECIFIC
+    assert "sync_factor" in ENGINE_SPECIFIC and "sync_data_factor" in ENGINE_SPECIFIC
     assert fit["population"]["cuda"]["sync_factor"] == PRIORS["cuda"].sync_factor
+    assert fit["population"]["cuda"]["sync_data_factor"] == PRIORS["cuda"].sync_data_factor
     fold = {**fit, "backends": {k: v for k, v in fit["backends"].items() if k != "vllm/cuda"}}
     case = case_from_row(VLLM_TP4_ROW)
     assert case.resolved

@@ -14,7 +14,6 @@ UNSOURCED_CLOCKS = {
     "rtx-5080-laptop",
     "rtx-5090-laptop",
     "b300",  # Blackwell Ultra clock unpublished
-    "arc-pro-b70",  # Intel's graphics clock for the B70 not retrieved
     "apple-m6-12c",  # Apple publishes no GPU clock; no measurement yet
 }
 
