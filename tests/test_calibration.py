@@ -402,7 +402,7 @@ VLLM_TP4_ROW = {
 
 
 def test_an_engine_without_its_own_fit_splits_at_the_nccl_latency_prior_not_at_llama_cpps():
-    """The latency factor of a split's exchanges is the engine's (calibrate.ENGINE_SPECIFIC):
+    """The latency factor of a split's exchanges is the engine's (borrowing.ENGINE_SPECIFIC):
     llama.cpp's row split gathers after every split matmul (its fitted factors: 1.3, and 35 for
     ik_llama.cpp), vLLM all-reduces twice a layer on the GPUs. An engine measured nowhere else
     (here vLLM with its own fit removed, as a leave-one-device-out fold does) gets parallel.py's

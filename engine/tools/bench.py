@@ -93,7 +93,7 @@ def accuracy_rows(cases: list, errors: list[float]) -> list[tuple[str, dict]]:
 
 def design_lines(cases: list, fit: dict) -> list[str]:
     """Fitted values, rows per value, distinct devices and sources per key, and per unit (a key,
-    or a pool of keys sharing one value per parameter: calibrate.units_of) the rows and devices
+    or a pool of keys sharing one value per parameter: borrowing.units_of) the rows and devices
     that identify each fitted value and the joint rank and condition number of its fitted values
     (calibrate.jacobian_report). A value counts once however many keys share it, and counts when
     the optimiser moves it."""
