@@ -1,8 +1,12 @@
 // The four charts, drawn with Chart.js (vendored from npm into vendor/, loaded only after the
 // main numbers are on screen). Each chart also has its numbers as a table (for screen readers
-// and for copying), and follows the colour theme; with reduced motion nothing animates.
+// and for copying), and follows the colour theme. Nothing animates: a chart is drawn anew for
+// every view (four per change), and a 250 ms tween redrew its canvas on every animation frame,
+// so a pick made within a second of the last one waited behind those frames (Chart.js's
+// animation frame was in 19 of 20 of bench_page's recompute windows, ~6 ms of main thread each,
+// plus the frames' paint and commit).
 
-import { el, reducedMotion } from "./dom.js";
+import { el } from "./dom.js";
 import * as fmt from "./format.js";
 import { FIT_MARK } from "./pickers.js";
 
@@ -179,7 +183,7 @@ export class Charts {
       ...config.options,
       responsive: true,
       maintainAspectRatio: false,
-      animation: reducedMotion() ? false : { duration: 250 },
+      animation: false,
       plugins: { legend: { labels: { boxWidth: 12, color: c.ink } }, ...config.options.plugins },
     };
     this.charts.get(kind)?.destroy();
