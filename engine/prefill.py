@@ -197,7 +197,10 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     dense_flops = 2 * max(arch.params_active - head_params, 0) * total_tokens + 2 * head_params * sequences
     attn_flops = sequences * attention_flops(arch, tokens, depth)
 
-    rate = matmul_flops(system.device, system.quant, system.backend)
+    # llama.cpp's CUDA kernels (MMQ, its FP16 matrix and flash-attention kernels) are built on
+    # mma.sync (ggml/src/ggml-cuda/mma.cuh, https://github.com/ggml-org/llama.cpp), never on
+    # Hopper's wgmma, so on an H100 they reach a share of its datasheet rate (roofline.mma_sync_share).
+    rate = matmul_flops(system.device, system.quant, system.backend, mma_sync="llama-cpp" in system.engine.lineage())
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
     attn_flops *= attention_slowdown(system, rate)
     cpu_paths = (0.0, 0.0, 0.0, 0.0)

@@ -91,7 +91,26 @@ def dp4a_mmq_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     return (device.fp32_tflops or 0.0) * TERA * DP4A_INT8_PER_FP32 / INT8_PER_MATRIX_PEAK
 
 
-def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
+#: CUDA compute capability of Hopper (H100, H200, H20, GH200; https://developer.nvidia.com/cuda-gpus).
+HOPPER_CC = 9.0
+#: Share of Hopper's datasheet tensor peak that kernels built on the warp-level ``mma.sync``
+#: instructions reach. NVIDIA's Hopper figures count the warp-group ``wgmma`` instructions new in
+#: Hopper; the FlashAttention-3 paper reports that mma.sync "can only reach about 2/3 of the peak
+#: throughput of the Hopper Tensor Cores" (Shah et al. 2024, section 3.1,
+#: https://arxiv.org/abs/2407.08608, citing Luo et al.'s microbenchmarks,
+#: https://arxiv.org/abs/2402.13499). Earlier tensor-core generations have no faster instruction.
+HOPPER_MMA_SYNC_SHARE = 2 / 3
+
+
+def mma_sync_share(device: Device, backend: str) -> float:
+    """Share of the catalog's tensor rates that ``mma.sync`` kernels reach on ``device``: the
+    Hopper share on compute capability 9.0, else 1."""
+    if backend == "cuda" and device.cuda_compute_capability == HOPPER_CC:
+        return HOPPER_MMA_SYNC_SHARE
+    return 1.0
+
+
+def matmul_flops(device: Device, quant: QuantFormat, backend: str, mma_sync: bool = False) -> float:
     """Peak rate of the big matrix multiplications of prompt processing, FLOP/s.
 
     llama.cpp's CUDA prefill runs at the FP16 tensor-core rate: cuBLAS for 16-bit weights, and
@@ -99,11 +118,14 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str) -> float:
     was as fast or faster than Q4_K_M on every card measured), so their extra cost is the
     per-engine ``pp_quant_cost``, not a different peak. Native FP8/FP4 formats use those rates
     where the device has them (vLLM, TensorRT-class kernels). On compute capability 6.1 cards,
-    quantised GGUF weights run through dp4a (:func:`dp4a_mmq_flops`).
+    quantised GGUF weights run through dp4a (:func:`dp4a_mmq_flops`). ``mma_sync``: the engine's
+    kernels issue ``mma.sync``, not Hopper's ``wgmma`` (:func:`mma_sync_share`).
     """
     if backend == "cpu":
         return cpu_vector_flops(device) * cpu_kernel(device, quant).factor
     fp16 = max(fp16_matrix_flops(device, backend), dp4a_mmq_flops(device, quant, backend))
+    if mma_sync:
+        fp16 *= mma_sync_share(device, backend)
     fmt = quant.compute_format
     if fmt == "fp8" and device.fp8_tflops and backend in ("cuda", "rocm") and quant.kind != "gguf":
         return max(device.fp8_tflops * TERA, fp16)
