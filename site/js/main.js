@@ -133,11 +133,13 @@ class App {
     if (patch.hw) this.hardwarePicked = true;
     const next = { ...this.view, ...patch };
     if (patch.model && patch.model !== this.view.model && !patch.quant) next.quant = quantFor(models.get(next.model), next.quant);
-    this.applyView(next, 0);
-    this.showView();
+    this.applyView(next, 0, true);
   }
 
-  applyView(next, delayMs) {
+  /** Make `next` the view: ask the engine for its numbers, then update the page. `showFields`:
+   *  the view came from code or the URL, so every field is set to it (a visitor's pick already
+   *  shows in its field; its dependent fields are updated either way, once). */
+  applyView(next, delayMs, showFields = false) {
     const modelChanged = next.model !== this.view.model;
     this.view = next;
     clearTimeout(this.debounce);
@@ -148,8 +150,11 @@ class App {
       this.recomputing = true;
       this.recompute();
     }
-    if (modelChanged) this.setup.showQuants(next);
-    this.setup.showDependent(next);
+    if (showFields) this.setup.show(next);
+    else {
+      if (modelChanged) this.setup.showQuants(next);
+      this.setup.showDependent(next);
+    }
     this.player.showView(next);
     writeURL(next, schema);
     this.player.stop();
@@ -332,9 +337,7 @@ class App {
     this.session.timings.firstNumberMs = performance.now();
     this.race.render(this.race.views());
     window.addEventListener("popstate", () => {
-      this.view = readURL(schema, this.urlNotice);
-      this.applyView(this.view, 0);
-      this.showView();
+      this.applyView(readURL(schema, this.urlNotice), 0, true);
     });
     window.addEventListener("hashchange", () => {
       revealTarget();

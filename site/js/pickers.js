@@ -55,7 +55,7 @@ export class Picker {
       if (this.search) this.search.value = "";
       this.render();
     }
-    this.select.value = value;
+    if (this.select.value !== value) this.select.value = value;
   }
 
   matches(item) {

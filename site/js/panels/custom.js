@@ -3,7 +3,7 @@
 // can carry) and the errors about either.
 
 import * as fmt from "../format.js";
-import { $ } from "../dom.js";
+import { $, setValue } from "../dom.js";
 import { MAX_JSON_DEPTH, jsonDepth } from "../state.js";
 import { viewFields } from "../data.js";
 
@@ -54,8 +54,8 @@ export class CustomModel {
   }
 
   show(view) {
-    for (const [key, input] of Object.entries(this.hwInputs)) input.value = String(view[key]);
-    this.kindInputs.backend.value = view.hw_backend || viewFields.hw_backend.by_kind[view.hw_kind];
+    for (const [key, input] of Object.entries(this.hwInputs)) setValue(input, String(view[key]));
+    setValue(this.kindInputs.backend, view.hw_backend || viewFields.hw_backend.by_kind[view.hw_kind]);
     this.kindInputs.unified.checked = view.hw_kind === "soc";
     if (view.cfg && this.ui.config.value.trim() === "") this.ui.config.value = JSON.stringify(JSON.parse(view.cfg), null, 2);
   }

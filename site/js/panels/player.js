@@ -6,7 +6,7 @@
 // plays; "Skip the wait" jumps a phase without an answer token and says how long it was.
 
 import * as fmt from "../format.js";
-import { $, announce, reducedMotion } from "../dom.js";
+import { $, announce, reducedMotion, setText } from "../dom.js";
 import { play, liveRate } from "../stream.js";
 import { Gauge } from "../gauge.js";
 import { loadMarkdown, MarkdownView } from "../markdown.js";
@@ -19,11 +19,6 @@ const FOLLOW_SLACK_PX = 40;
 /** A wait shorter than this is not worth a Skip button. */
 const SKIPPABLE_S = 1;
 const IDLE_TEXT = "Press Run to watch the answer arrive at the predicted speed, after the predicted wait.";
-
-/** Write a text only when it changes (a frame spent on an unchanged text is a frame lost). */
-function setText(element, text) {
-  if (element.textContent !== text) element.textContent = text;
-}
 
 export class PlayerPanel {
   /** current(): the result on screen (or null). */
@@ -78,7 +73,7 @@ export class PlayerPanel {
 
   /** The prompt of the chosen answer, shown as the user's bubble. */
   showView(view) {
-    this.ui.promptText.textContent = answers[view.answer].prompt;
+    setText(this.ui.promptText, answers[view.answer].prompt);
   }
 
   /** Numbers for this result are on screen: Run may play it once its schedule is there (the

@@ -3,7 +3,7 @@
 // an engine error next to the field it is about. Custom hardware and pasted configs: custom.js.
 
 import * as fmt from "../format.js";
-import { $, el } from "../dom.js";
+import { $, el, setText, setValue } from "../dom.js";
 import { quantFor } from "../schema.js";
 import { Picker } from "../pickers.js";
 import { LANE_KEYS } from "../race.js";
@@ -141,11 +141,11 @@ export class SetupPanel {
     this.pickers.hardware.value = view.hw;
     this.pickers.models.value = view.model;
     this.showQuants(view);
-    ui.engine.value = view.engine;
-    ui.prompt.value = String(view.prompt);
-    ui.answer.value = view.answer;
-    ui.think.value = String(view.think);
-    for (const [key, input] of Object.entries(this.adv)) input.value = String(view[key]);
+    setValue(ui.engine, view.engine);
+    setValue(ui.prompt, String(view.prompt));
+    setValue(ui.answer, view.answer);
+    setValue(ui.think, String(view.think));
+    for (const [key, input] of Object.entries(this.adv)) setValue(input, String(view[key]));
     this.custom.show(view);
     if (ADVANCED_KEYS.some((key) => view[key] !== viewFields[key].default)) ui.advanced.open = true;
     this.showDependent(view);
@@ -181,14 +181,14 @@ export class SetupPanel {
     const quant = catalog.quants.find((q) => q.name === view.quant);
     const engines = runOptions(catalog.engines.map((e) => [e.id, e.name, engineReason(e, this.backend, quant)]), view.engine, showAll);
     ui.engine.replaceChildren(el("option", { value: "" }, "Usual for the device"), ...engines.children);
-    ui.engine.value = view.engine;
+    setValue(ui.engine, view.engine);
     const kvs = runOptions(viewFields.kv.choices.map((kv) => [kv, kv === "f16" ? "f16 (default)" : kv, kvReason(kv, this.backend, viewEngine(view, this.backend, quant))]), view.kv, showAll);
     adv.kv.replaceChildren(...kvs.children);
-    adv.kv.value = view.kv;
+    setValue(adv.kv, view.kv);
     const hidden = [[quants.hidden, "format"], [engines.hidden, "engine"], [kvs.hidden, "KV cache type"]].filter(([n]) => n);
-    ui.runsNote.textContent = hidden.length
+    setText(ui.runsNote, hidden.length
       ? `Offering what runs on ${catalog.backends[this.backend] || this.backend}; ${hidden.map(([n, what]) => `${n} ${what}${n > 1 ? "s" : ""}`).join(", ")} hidden.`
-      : "";
+      : "");
   }
 
   /** Fields that only apply to some set-ups, and the notes about the chosen items. */
@@ -214,8 +214,21 @@ export class SetupPanel {
     // A bridge is an accessory of some cards and joins a pair (4 on H200 NVL); built-in NVLink
     // (SXM boards) needs no choice.
     adv.nvlink.disabled = !(device?.nvlink_bridge && view.gpus > 1 && view.gpus <= device.nvlink_cards);
-    for (const button of ui.presets.children) button.setAttribute("aria-pressed", String(Number(button.dataset.tokens) === view.prompt));
-    ui.hardwareNote.replaceChildren(
+    for (const button of ui.presets.children) {
+      const pressed = String(Number(button.dataset.tokens) === view.prompt);
+      if (button.getAttribute("aria-pressed") !== pressed) button.setAttribute("aria-pressed", pressed);
+    }
+    // The notes depend on the device and the model alone: rebuilt only when one of them changes.
+    if (device !== this.noteDevice || !device) this.showHardwareNote(device);
+    if (model !== this.noteModel || !model) this.showModelNote(model);
+    const answer = answers[view.answer];
+    const characters = answer.tokens.join("").length;
+    setText(ui.answerNote, `${fmt.count(answer.tokens.length)} tokens, ${fmt.number(characters / answer.tokens.length, 1)} characters per token`);
+  }
+
+  showHardwareNote(device) {
+    this.noteDevice = device;
+    this.ui.hardwareNote.replaceChildren(
       ...(device
         ? [
             `${fmt.gibibytes(device.memory_gib)} · ${fmt.bandwidth(device.bandwidth_gbs)} · ${fmt.tflops(device.fp16_tflops)} FP16${device.launch_price_usd ? ` · launched at ${fmt.usd(device.launch_price_usd)}` : ""}${device.street_price ? ` · ${device.street_price.condition} ${fmt.usd(device.street_price.usd)} (${device.street_price.date})` : ""} · `,
@@ -223,7 +236,11 @@ export class SetupPanel {
           ]
         : ["Enter the specs from the vendor's page."]),
     );
-    ui.modelNote.replaceChildren(
+  }
+
+  showModelNote(model) {
+    this.noteModel = model;
+    this.ui.modelNote.replaceChildren(
       ...(model
         ? [
             `${model.org} · ${model.moe ? `mixture of ${fmt.count(model.experts)} experts, ${fmt.count(model.experts_per_token)} per token` : "dense"} · ${fmt.count(model.layers)} layers · up to ${fmt.tokens(model.max_context)} tokens of context${model.reasoning ? " · thinks before answering" : ""} · `,
@@ -231,9 +248,6 @@ export class SetupPanel {
           ]
         : ["Read from the pasted config.json."]),
     );
-    const answer = answers[view.answer];
-    const characters = answer.tokens.join("").length;
-    ui.answerNote.textContent = `${fmt.count(answer.tokens.length)} tokens, ${fmt.number(characters / answer.tokens.length, 1)} characters per token`;
   }
 
   /** The view the fields describe, from `view`, or the errors that stop it. */
