@@ -87,7 +87,22 @@ def borrowed(
         k: v for k, v in fits.items()
         if k.endswith(f"/{backend}") and k.split("/")[0] in engines and engines[k.split("/")[0]].lineage()[-1] == lineage[-1]
     }
-    return population(family, backend, owner, populations[backend]) if family else populations[backend]
+    return family_values(family, populations[backend]) if family else populations[backend]
+
+
+def family_values(family: dict[str, tuple[BackendParams, tuple[str, ...]]], fallback: BackendParams) -> BackendParams:
+    """Each parameter's median over the family's fitted keys, whether or not each identified it:
+    a value a key kept (its backend population's, when its rows did not move it) is still the
+    value that key predicts its own kernels with. Taking the backend's population for those
+    instead handed the MLX engines llama.cpp's Metal values wherever vLLM-MLX's rows on the
+    other device left one unidentified (the M3 Max held out: llama.cpp's 4.2 ms per token and
+    10 unpacking operations per weight, mlx-lm decode at 0.69x measured); vLLM-MLX itself kept
+    its full-fit values and came out at 0.91x. The engine-specific parameters keep ``fallback``'s."""
+    values = {}
+    for f in fields(BackendParams):
+        seen = sorted(getattr(params, f.name) for params, _free in family.values())
+        values[f.name] = statistics.median(seen) if f.name not in ENGINE_SPECIFIC else getattr(fallback, f.name)
+    return BackendParams(**values)
 
 
 def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) -> dict[str, float]:
