@@ -136,9 +136,8 @@ class App {
     this.applyView(next, 0, true);
   }
 
-  /** Make `next` the view: ask the engine for its numbers, then update the page. `showFields`:
-   *  the view came from code or the URL, so every field is set to it (a visitor's pick already
-   *  shows in its field; its dependent fields are updated either way, once). */
+  /** Make `next` the view: ask the engine for its numbers, then update the page. `showFields`: the
+   *  view came from code or the URL, so every field is set to it, not only those a pick changes. */
   applyView(next, delayMs, showFields = false) {
     const modelChanged = next.model !== this.view.model;
     this.view = next;
@@ -151,10 +150,7 @@ class App {
       this.recompute();
     }
     if (showFields) this.setup.show(next);
-    else {
-      if (modelChanged) this.setup.showQuants(next);
-      this.setup.showDependent(next);
-    }
+    else this.setup.showPicked(next, modelChanged);
     this.player.showView(next);
     writeURL(next, schema);
     this.player.stop();

@@ -151,6 +151,12 @@ export class SetupPanel {
     this.showDependent(view);
   }
 
+  /** A visitor's pick already shows in its field: update once what depends on it. */
+  showPicked(view, modelChanged) {
+    if (modelChanged) this.showQuants(view);
+    this.showDependent(view);
+  }
+
   /** The weights picker groups by the model: re-render it for the view's model. Its list depends
    *  only on the model (groups), the device's backend (what runs), "show all" and the choice (kept
    *  even where it won't run), so it is rebuilt only when one of them changes (marks are written
