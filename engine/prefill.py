@@ -199,8 +199,10 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
 
     # llama.cpp's CUDA kernels (MMQ, its FP16 matrix and flash-attention kernels) are built on
     # mma.sync (ggml/src/ggml-cuda/mma.cuh, https://github.com/ggml-org/llama.cpp), never on
-    # Hopper's wgmma, so on an H100 they reach a share of its datasheet rate (roofline.mma_sync_share).
-    rate = matmul_flops(system.device, system.quant, system.backend, mma_sync="llama-cpp" in system.engine.lineage())
+    # Hopper's wgmma, so on an H100 they reach a share of its datasheet rate (roofline.mma_sync_share);
+    # it accumulates FP16 GEMMs in FP16, the PyTorch-based engines in FP32 (roofline.fp16_matrix_flops).
+    llama_cpp = "llama-cpp" in system.engine.lineage()
+    rate = matmul_flops(system.device, system.quant, system.backend, mma_sync=llama_cpp, fp16_accumulate=llama_cpp)
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
     attn_flops *= attention_slowdown(system, rate)
     cpu_paths = (0.0, 0.0, 0.0, 0.0)

@@ -59,12 +59,23 @@ def realised_bandwidth(bandwidth: float, p, soc: bool) -> float:
 SLOW_FP16_CC = 6.1
 
 
-def fp16_matrix_flops(device: Device, backend: str) -> float:
-    """Dense FP16 GEMM rate; CUDA's cuBLAS path in llama.cpp accumulates in FP16 where faster; on
-    a card without fast FP16 (:data:`SLOW_FP16_CC`) the FP32 rate its kernels run at."""
+def fp16_matrix_flops(device: Device, backend: str, fp16_accumulate: bool = True) -> float:
+    """Dense FP16 GEMM rate; on a card without fast FP16 (:data:`SLOW_FP16_CC`) the FP32 rate its
+    kernels run at.
+
+    ``fp16_accumulate``: the kernels accumulate in FP16, which GeForce cards run at twice their
+    FP32-accumulate tensor rate (``fp16_acc16_tflops``; NVIDIA's Ada whitepaper, RTX 4090: 330.3
+    against 165.2 TFLOPS). llama.cpp asks cuBLAS for FP16 compute (CUBLAS_COMPUTE_16F in
+    ggml-cuda's cuBLAS matmul). PyTorch-based engines accumulate in FP32: ExLlamaV3's prefill
+    rebuilds FP16 weights and multiplies them with cublasGemmEx(..., CUBLAS_COMPUTE_32F)
+    (exllamav3/exllamav3_ext/hgemm.cu, https://github.com/turboderp-org/exllamav3, v1.4.1), vLLM's
+    Marlin kernels for GPTQ/AWQ issue mma.sync ...f32.f16.f16.f32 (FP32 accumulators,
+    https://github.com/IST-DASLab/marlin) and its unquantised layers go through torch.matmul,
+    whose FP16 GEMMs use FP32 compute (https://pytorch.org/docs/stable/notes/cuda.html,
+    "Reduced Precision Reduction in FP16 GEMMs")."""
     if backend == "cuda" and device.cuda_compute_capability == SLOW_FP16_CC and device.fp32_tflops:
         return max(device.fp32_tflops, device.fp16_tflops) * TERA
-    if backend == "cuda" and device.fp16_acc16_tflops:
+    if backend == "cuda" and device.fp16_acc16_tflops and fp16_accumulate:
         return device.fp16_acc16_tflops * TERA
     return device.fp16_tflops * TERA
 
@@ -110,7 +121,8 @@ def mma_sync_share(device: Device, backend: str) -> float:
     return 1.0
 
 
-def matmul_flops(device: Device, quant: QuantFormat, backend: str, mma_sync: bool = False) -> float:
+def matmul_flops(device: Device, quant: QuantFormat, backend: str, mma_sync: bool = False,
+                 fp16_accumulate: bool = True) -> float:
     """Peak rate of the big matrix multiplications of prompt processing, FLOP/s.
 
     llama.cpp's CUDA prefill runs at the FP16 tensor-core rate: cuBLAS for 16-bit weights, and
@@ -119,11 +131,12 @@ def matmul_flops(device: Device, quant: QuantFormat, backend: str, mma_sync: boo
     per-engine ``pp_quant_cost``, not a different peak. Native FP8/FP4 formats use those rates
     where the device has them (vLLM, TensorRT-class kernels). On compute capability 6.1 cards,
     quantised GGUF weights run through dp4a (:func:`dp4a_mmq_flops`). ``mma_sync``: the engine's
-    kernels issue ``mma.sync``, not Hopper's ``wgmma`` (:func:`mma_sync_share`).
+    kernels issue ``mma.sync``, not Hopper's ``wgmma`` (:func:`mma_sync_share`);
+    ``fp16_accumulate``: they accumulate FP16 products in FP16 (:func:`fp16_matrix_flops`).
     """
     if backend == "cpu":
         return cpu_vector_flops(device) * cpu_kernel(device, quant).factor
-    fp16 = max(fp16_matrix_flops(device, backend), dp4a_mmq_flops(device, quant, backend))
+    fp16 = max(fp16_matrix_flops(device, backend, fp16_accumulate), dp4a_mmq_flops(device, quant, backend))
     if mma_sync:
         fp16 *= mma_sync_share(device, backend)
     fmt = quant.compute_format
