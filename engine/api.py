@@ -15,7 +15,7 @@ from .errors import EngineInputError
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
-from .prefill import attention_slowdown, prefill_time
+from .prefill import attention_slowdown, gemm_slowdown, prefill_time
 from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
 from .speculative import check_draft, plan
 from .stream import stream_schedule
@@ -237,6 +237,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
             "prefill_attention_slowdown": attention_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
+            "prefill_gemm_slowdown": gemm_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
             "prefill_experts_s": prefill.experts_s,
             # A layer split: whether prompt micro-batches overlap across the cards, and why.
             "prefill_pipeline": _pipeline_text(system),

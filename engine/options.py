@@ -177,6 +177,9 @@ OPTIONS: tuple[Option, ...] = (
     _int("llama_cpp_build", None, 3000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
          "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653)", flag="--llama-cpp-build",
          view="build", extra={"unset": "a current release"}),
+    Option("rocm_gemm", "choice", "hipblaslt", "rocBLAS's GEMM backend for 16-bit weights on ROCm: hipblaslt (its default on "
+           "RDNA4) or tensile (ROCBLAS_USE_HIPBLASLT=0), whose RDNA4 GEMMs run on the shader ALUs",
+           choices=("hipblaslt", "tensile"), flag="--rocm-gemm", view="gemm", devices=("gpu", "soc")),
     _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
     _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
     Option("pipeline", "bool", None, "a layer split overlaps prompt micro-batches across the cards (llama.cpp pipeline "

@@ -80,6 +80,9 @@ class PrefillFeatures:
     vector_rate: float = 0.0
     #: The routed experts' part of the work, a roofline of its own (moe.py).
     experts: ExpertWork = ExpertWork()
+    #: Extra cost per FLOP of the weights' GEMMs where the library runs them off the matrix units
+    #: (gemm_slowdown); 1 elsewhere.
+    gemm_cost: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,33 @@ def attention_slowdown(system: System, matmul_rate: float) -> float:
     return max(1.0, matmul_rate / (2 * fp32 * 1e12))
 
 
+#: rocBLAS runs a GEMM on one of two backends: hipBLASLt, its default for problems on gfx12 (RDNA4),
+#: or its Tensile library, which ROCBLAS_USE_HIPBLASLT=0 forces
+#: (https://rocm.docs.amd.com/projects/rocBLAS/en/docs-7.0.1/conceptual/rocblas-design-notes.html;
+#: https://rocm.docs.amd.com/projects/rocBLAS/en/develop/reference/env-variables.html). llama.cpp's
+#: ROCm build multiplies 16-bit weights through hipBLAS/rocBLAS ("we convert to fp16 and use rocblas
+#: to perform the matrix multiplication", https://github.com/ggml-org/llama.cpp/issues/13565), while
+#: quantised weights mostly run its own MMQ kernels. Prior for Tensile on RDNA4, whose WMMA runs FP16
+#: at 4x the FP32 figure: no matrix-core solutions, so its GEMMs run on the vector ALUs in FP32, at the
+#: FP32 figure. gfx12 GEMMs without matrix instructions do fall that far: hipBLASLt's own non-WMMA
+#: FP32 solutions reach 1-10 of the RX 9070 XT's ~49 FP32 TFLOPS where its WMMA FP16 ones reach
+#: ~114 (https://github.com/ROCm/rocm-libraries/issues/10861). RDNA3/3.5's WMMA runs at the ALUs'
+#: dual-issue rate (matrix <= 2x FP32: factor 1), and Instinct GPUs are Tensile's own MFMA target.
+ROCM_GEMM_DEFAULT = "hipblaslt"
+
+
+def gemm_slowdown(system: System, matmul_rate: float) -> float:
+    """How many times slower the 16-bit weights' GEMMs run than the matrix rate: >1 only on ROCm
+    with rocBLAS's Tensile backend (``rocm_gemm="tensile"``) on a consumer AMD GPU whose matrix
+    units outrun twice its FP32 figure (RDNA4: 4)."""
+    fp32 = system.device.fp32_tflops
+    if system.backend != "rocm" or system.options.rocm_gemm == ROCM_GEMM_DEFAULT or system.quant.kind != "dense":
+        return 1.0
+    if system.device.family == "Instinct" or not fp32 or matmul_rate <= 2 * fp32 * 1e12:
+        return 1.0
+    return matmul_rate / (fp32 * 1e12)
+
+
 def cpu_attention_slowdown(system: System) -> float:
     """How many times slower a CPU's prefill attention runs than its matrix multiplications.
 
@@ -205,6 +235,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     rate = matmul_flops(system.device, system.quant, system.backend, mma_sync=llama_cpp, fp16_accumulate=llama_cpp)
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
     attn_flops *= attention_slowdown(system, rate)
+    gemm_cost = gemm_slowdown(system, rate)
     cpu_paths = (0.0, 0.0, 0.0, 0.0)
     vector_rate = 0.0
     if system.backend == "cpu":
@@ -286,12 +317,13 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         tokens=total_tokens,
         vector_rate=vector_rate,
         experts=experts,
+        gemm_cost=gemm_cost,
     )
 
 
 def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
-    matmul_cost = p.pp_quant_cost if f.quantized else 1.0
+    matmul_cost = (p.pp_quant_cost if f.quantized else 1.0) * f.gemm_cost
     rate = f.matmul_rate * p.eta_pp
     work = f.experts
     compute_s = ((f.dense_flops - work.flops) * matmul_cost + attn_cost * f.attention_flops) / rate

@@ -64,3 +64,25 @@ def test_an_older_llama_cpp_build_runs_rdna4_flash_attention_on_the_shader_units
     assert estimate({**r9700, "llama_cpp_build": 9187})["prefill_tps"] == estimate(r9700)["prefill_tps"]
     strix = {**deep, "hardware": "ryzen-ai-max-plus-395-128gb", "backend": "rocm"}
     assert estimate({**strix, "llama_cpp_build": 7423})["prefill_tps"] == estimate(strix)["prefill_tps"]
+
+
+def test_rocblas_tensile_runs_rdna4_16_bit_gemms_off_the_matrix_units():
+    """kyuz0's R9700 toolboxes (github.com/kyuz0/amd-r9700-ai-toolboxes, b7423, 2x R9700, gemma-3-27b
+    BF16 pp512): 1580 t/s with ROCBLAS_USE_HIPBLASLT=1 (rocBLAS's default backend on gfx12) against
+    176 t/s with =0, which forces its Tensile library (engine/prefill.py gemm_slowdown). Only 16-bit
+    weights go through rocBLAS; quantised ones run llama.cpp's MMQ kernels, and RDNA3.5's WMMA runs at
+    its ALUs' rate, so neither moves. The notes' ROCBLAS_USE_HIPBLASLT is read per row (score.py)."""
+    from engine.tools.score import row_request
+
+    card = {"hardware": "radeon-ai-pro-r9700", "gpus": 2, "model": "gemma-3-27b", "prompt_tokens": 512}
+    bf16 = {**card, "quant": "BF16"}
+    slow = estimate({**bf16, "rocm_gemm": "tensile"})
+    assert slow["prefill_tps"] < estimate(bf16)["prefill_tps"] / 2.5
+    assert slow["breakdown"]["prefill_gemm_slowdown"] == pytest.approx(4.0, rel=0.01)
+    quant = {**card, "quant": "Q4_K_M"}
+    assert estimate({**quant, "rocm_gemm": "tensile"})["prefill_tps"] == estimate(quant)["prefill_tps"]
+    strix = {**bf16, "hardware": "ryzen-ai-max-plus-395-128gb", "gpus": 1, "backend": "rocm"}
+    assert estimate({**strix, "rocm_gemm": "tensile"})["prefill_tps"] == estimate(strix)["prefill_tps"]
+    row = {"hardware": "AMD Radeon AI PRO R9700 32GB", "model": "gemma-3-27b", "quant": "BF16", "engine": "llama.cpp",
+           "backend": "rocm", "notes": "src backend='llama.cpp rocm-7.9 (ROCm) ROCBLAS_USE_HIPBLASLT=0'; build=7423"}
+    assert row_request(row)["rocm_gemm"] == "tensile"

@@ -176,6 +176,7 @@ def request_for_view(view: dict) -> dict:
         "file_gb": v["file"] or None,
         "context_size": v["ctx"] or None,
         "llama_cpp_build": v["build"] or None,
+        "rocm_gemm": v["gemm"] if v["gemm"] != OPTION["rocm_gemm"].default else None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,
         **_speculative(v),
     }

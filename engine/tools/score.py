@@ -154,6 +154,10 @@ def row_request(row: dict) -> dict:
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"
+    # rocBLAS's GEMM backend where the run states it (ROCBLAS_USE_HIPBLASLT=0 forces Tensile).
+    hipblaslt = _note(notes, r"ROCBLAS_USE_HIPBLASLT=([01])\b")
+    if row["backend"] == "rocm" and hipblaslt is not None:
+        request["rocm_gemm"] = "hipblaslt" if hipblaslt == "1" else "tensile"
     threads = _note(notes, r"\bthreads=(\d+)")
     if threads and row["backend"] == "cpu":
         request["threads"] = int(threads)

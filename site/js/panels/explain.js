@@ -72,6 +72,9 @@ function prefillRows(e, request, device) {
   if (b.prefill_attention_slowdown > 1) {
     rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this GPU came after b7653): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);
   }
+  if (b.prefill_gemm_slowdown > 1) {
+    rows.push(["GEMM library", `rocBLAS's Tensile backend (ROCBLAS_USE_HIPBLASLT=0) has no matrix-core GEMMs for this GPU's 16-bit weights: they run on the shader ALUs, ${fmt.number(b.prefill_gemm_slowdown, 1)}x slower than hipBLASLt's`]);
+  }
   if (b.prefill_experts_s > 0) {
     rows.push(["Routed experts", `${fmt.duration(b.prefill_experts_s)}: each expert multiplies only the tokens routed to it, so its weights are read for a few tokens at a time (added to the rest)`]);
     rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
