@@ -186,6 +186,21 @@ def test_the_llama_cpp_build_reaches_the_engine(app):
     show(page)
 
 
+def test_the_rocm_gemm_library_reaches_the_engine(app):
+    """Advanced 'ROCm GEMM library' (view key gemm, engine/options.py rocm_gemm): Tensile
+    (ROCBLAS_USE_HIPBLASLT=0) runs an RDNA4 card's 16-bit GEMMs on the shader ALUs, so BF16
+    prefill is slower, the explain panel says why and the CLI line carries --rocm-gemm."""
+    page, _log, _console = app
+    show(page, query(hw="radeon-ai-pro-r9700", model="llama-3.1-8b", quant="BF16"))
+    open_advanced(page)
+    assert "GEMM library" not in page.inner_text('[data-testid="breakdown-prefill"]')
+    page.select_option('[data-testid="gemm-select"]', "tensile")
+    numbers_follow_the_url(page, "gemm=tensile")
+    assert "--rocm-gemm tensile" in page.inner_text('[data-testid="cli-line"]')
+    assert "rocBLAS's Tensile backend" in page.inner_text('[data-testid="breakdown-prefill"]')
+    show(page)
+
+
 def test_the_links_between_cards_reach_the_engine(app):
     """Advanced: the PCIe slots and an NVLink bridge. The bridge choice is offered only where a
     bridge exists (a 3090 pair), not on a 4090 or a single card; both reach the engine and the
