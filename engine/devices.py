@@ -171,6 +171,33 @@ def cpu_sockets(device: Device, sockets: int, one_socket: bool = False) -> Devic
     )
 
 
+def dimm_population(device: Device, dimms: int, sockets: int = 1) -> Device:
+    """``device`` with ``dimms`` memory modules spread over its sockets' channels (the catalog's
+    ``memory_channels`` is per socket), bandwidth scaled to what the population interleaves.
+
+    A memory controller interleaves addresses across channels in sets of equal-capacity
+    channel groups; with D identical DIMMs on C channels of a socket, ceil(D / C) sets form
+    (e.g. 8 DIMMs on 6 channels: one set on all 6 channels, one on the 2 channels with a second
+    DIMM). Weights spread over all of memory in proportion to capacity stream through each set
+    in turn, each set at its width, so the whole reads at D / ceil(D / C) channels' worth:
+    8 on 6 channels = 4 of 6, 2/3 of the peak. Vendors state the same: unbalanced configurations
+    "can reduce memory bandwidth by up to 33%" (Dell, "Balanced Memory with 2nd Generation
+    Intel Xeon Scalable Processors", 2019); Lenovo measured the bandwidth of balanced and
+    unbalanced populations (https://lenovopress.lenovo.com/lp1517-balanced-memory-configurations-3rd-gen-2s-intel-processors).
+    Balanced counts (C, 2C; fewer DIMMs than channels) keep the device as it is: fewer
+    channels than the socket has are a different, slower machine the catalog's peak does not
+    describe, and a measured bandwidth already includes the population."""
+    channels = device.memory_channels
+    per_socket = dimms / max(sockets, 1)
+    if not channels or device.bandwidth_measured or per_socket <= channels or per_socket != int(per_socket):
+        return device
+    per_socket = int(per_socket)
+    share = per_socket / math.ceil(per_socket / channels) / channels
+    if share >= 1.0:
+        return device
+    return replace(device, bandwidth_gbs=device.bandwidth_gbs * share)
+
+
 #: What a custom device must and may state, with its bounds (engine/options.py HARDWARE_FIELDS).
 CUSTOM_REQUIRED = {o.key: (o.lo, o.hi) for o in HARDWARE_FIELDS if o.required}
 CUSTOM_OPTIONAL = {o.key: (o.lo, o.hi) for o in HARDWARE_FIELDS if not o.required and o.type in ("int", "float")}

@@ -130,6 +130,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("one_socket", "bool", False, "a multi-socket CPU server runs the threads on one socket (numactl -N 0, llama.cpp "
            "--numa isolate, or Windows 10 and older on more than 64 logical processors: one processor group)",
            flag="--one-socket", devices=("cpu",)),
+    _int("memory_dimms", None, 1, 96, "memory modules (DIMMs) in a CPU server, all sockets together: a count that is not "
+         "a whole number per memory channel leaves the channels unevenly filled, and the weights stream at fewer "
+         "channels' worth", flag="--memory-dimms", devices=("cpu",),
+         extra={"unset": "a balanced population (every channel filled alike)"}),
     Option("split", "choice", "layer", "how several devices share the model", choices=SPLITS, flag="--split", view="split"),
     Option("nvlink", "bool", None, "NVLink bridges are fitted between the cards (bridged models only)", flag="--nvlink",
            devices=("gpu",)),

@@ -17,6 +17,7 @@ from .devices import (  # noqa: F401 - the device helpers are part of this modul
     MAX_SOCKETS,
     cpu_slice,
     cpu_sockets,
+    dimm_population,
     custom_device,
     resolve_device,
 )
@@ -335,6 +336,8 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
     if gpus > 1 and device.kind == "cpu":
         # Several CPUs are the sockets of one server, one device to the physics.
         device, gpus = cpu_sockets(device, gpus, options.one_socket), 1
+    if options.memory_dimms and device.kind == "cpu":
+        device = dimm_population(device, options.memory_dimms, options.gpus)
     if gpus > 1 and not OPTION["gpus"].applies_to(device.kind):
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
     _check_links(options, device)

@@ -19,11 +19,14 @@ def decode(**request):
 def test_threads_past_the_bandwidth_need_slow_decode_down(quant, t64, t128):
     """ik_llama.cpp PR 259 (ubergarm, one Xeon 6980P socket, DeepSeek-R1 tg128): 64 threads decode
     faster than 128 (Q4_K_M 10.02 -> 9.07 tok/s, Q8_0 7.52 -> 7.01): the socket's bandwidth is
-    drawn by 64 cores already, the barriers grow with every thread."""
+    drawn by 64 cores already, the barriers grow with every thread. At the barrier cost's sourced
+    prior (2 us per thread and layer, no longer fitted: docs/calibration.md Changes) the model
+    gives 0.95 for Q4_K_M where the rows give 0.905; the fitted 4.5 us gave ~0.92 but moved
+    between 0 and 9 us when one device was left out."""
     base = {"hardware": "Intel Xeon 6980P", "model": "DeepSeek-R1", "quant": quant, "engine": "ik_llama.cpp", "flash_attn": True}
     d64, d128 = decode(**base, threads=64), decode(**base, threads=128)
     assert d128 < d64
-    assert d128 / d64 == pytest.approx(t128 / t64, abs=0.04)
+    assert d128 / d64 == pytest.approx(t128 / t64, abs=0.05)
 
 
 def test_sync_cost_is_per_layer_and_thread_and_fitted_near_its_prior():

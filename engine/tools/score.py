@@ -163,6 +163,10 @@ def row_request(row: dict) -> dict:
         request["threads"] = int(threads)
     if row["backend"] == "cpu" and request["gpus"] > 1 and one_processor_group(row["hardware"], request["gpus"], notes):
         request["one_socket"] = True
+    # A server's memory population as its owner lists it ("16x 32GB DDR4-2666"): all sockets' DIMMs.
+    dimms = _note(notes, r"\b(\d+)x \d+ ?GB DDR\d")
+    if dimms and row["backend"] == "cpu":
+        request["memory_dimms"] = int(dimms)
     ubatch = _note(notes, r"(?:n_ubatch=|-ub )(\d+)")
     if ubatch:
         request["ubatch"] = int(ubatch)
