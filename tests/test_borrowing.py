@@ -31,3 +31,20 @@ def test_an_engine_without_a_fitted_family_borrows_the_backend_population():
     population = BackendParams(t_token_s=0.002)
     fits = {"llama-cpp/metal": (BackendParams(), ("eta_bw",))}
     assert borrowed("mlx-lm/metal", fits, {}, {"metal": population}) == population
+
+
+def test_the_kv_read_cost_is_the_engines_own_attention_kernel():
+    """kv_read_factor is engine-specific (borrowing.ENGINE_SPECIFIC): a CPU engine whose rows
+    cannot identify it keeps the prior, not mainline llama.cpp's CPU value (6.5, and its legacy
+    builds' 12.5). With the median, ik_llama.cpp's fold without the Xeon Gold 6138 took 6.5
+    (its own fit: 0.5) and predicted the 6138's depth sweeps at 0.6-0.85x."""
+    from engine.params import PRIORS
+    from engine.tools.borrowing import population
+
+    fits = {
+        "llama-cpp/cpu": (BackendParams(kv_read_factor=6.48), ("kv_read_factor",)),
+        "llama-cpp-legacy/cpu": (BackendParams(kv_read_factor=12.5), ("kv_read_factor",)),
+        "ik-llama-cpp/cpu": (BackendParams(kv_read_factor=0.5), ("eta_bw",)),
+    }
+    assert "kv_read_factor" in ENGINE_SPECIFIC
+    assert population(fits, "cpu").kv_read_factor == PRIORS["cpu"].kv_read_factor

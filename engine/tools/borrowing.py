@@ -26,8 +26,13 @@ from ..params import PRIORS, BackendParams
 #: bytes cross the same PCIe link, but llama.cpp's fitted 14-29x is its own path (activations
 #: copied through the host, docs/calibration.md), and since vLLM and ExLlamaV3 (one device
 #: each) fit no values, the CUDA median handed it to their NCCL all-reduces (2x RTX 3090, vLLM:
-#: tensor split 1.18x layer split, where two-card splits measure 1.2-1.6x).
-ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor", "sync_data_factor")
+#: tensor split 1.18x layer split, where two-card splits measure 1.2-1.6x). kv_read_factor too:
+#: it is what the engine's own attention kernel pays to read the cache (ik_llama.cpp's CPU flash
+#: attention, ggml/src/iqk/fa/iqk_fa_templates.h, is not ggml's), and the CPU median handed
+#: mainline llama.cpp's 6.5 to ik_llama.cpp (its own fit: 0.5) in every fold whose remaining
+#: rows could not identify it: the Xeon Gold 6138 held out, its depth sweeps came out at
+#: 0.6-0.85x the measured rate (docs/calibration.md Changes).
+ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor", "sync_data_factor", "kv_read_factor")
 #: A key fits values of its own only when its rows come from at least this many devices. With
 #: one device its values are that device's factors, and a held-out-device fold never uses them
 #: for its own rows (the key vanishes from the fold); with two, each fold still fits the key on
