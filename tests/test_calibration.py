@@ -420,3 +420,32 @@ def test_an_engine_without_its_own_fit_splits_at_the_nccl_latency_prior_not_at_l
     case = case_from_row(VLLM_TP4_ROW)
     assert case.resolved
     assert abs(predict(case, params_for(case, fold)) / 35.6 - 1) < 0.30
+
+
+def _hiesch_row(engine: str, version: str, chunks: int, tps: str) -> dict:
+    return {
+        "source_id": "hiesch_apple_silicon_bench", "hardware": "Apple M3 Max 64GB", "n_devices": "1",
+        "split_mode": "none", "model": "Qwen3.5-35B-A3B", "quant": "MLX-4bit", "backend": "metal", "engine": engine,
+        "test": "tg", "n_tokens": str(chunks), "depth": "751", "batch": "1", "flash_attn": "", "tokens_per_s": tps,
+        "notes": f"test_name='Qwen3.5 4bit {engine}'; backend_version={version}; kv_cache=default; prompt_type=code "
+                 f"run_num=1; prompt_tokens=751 completion_tokens={chunks}; decode_tps via OpenAI-compatible server harness",
+    }
+
+
+def test_mlx_vlm_rows_of_the_apple_harness_count_streamed_words_not_tokens():
+    """score.TOKENS_PER_STREAMED_CHUNK: mlx-vlm 0.4.x streams no usage.completion_tokens and
+    releases text a word at a time, so the harness's rate counts words. Same M3 Max, session,
+    model and code prompt (bench_20260401_201324.csv): mlx-lm 94.3 tok/s over 505 tokens,
+    mlx-vlm "36.7" over "283" for the same length of text (~512 tokens). Read as tokens the
+    engine looks 2.6x slower than mlx-lm; read as words it is within ~30%, as omlx PR 688
+    measured mlx-vlm's own model path (77.5 vs mlx-lm 100.5 tok/s on an M3 Ultra)."""
+    from engine.tools.score import TOKENS_PER_STREAMED_CHUNK, case_from_row, predict_default
+
+    vlm = case_from_row(_hiesch_row("mlx-vlm", "0.4.3", 283, "36.7"))
+    lm = case_from_row(_hiesch_row("mlx-lm", "0.31.2", 505, "94.3"))
+    assert vlm.resolved and lm.resolved
+    assert vlm.tokens_per_unit == TOKENS_PER_STREAMED_CHUNK and lm.tokens_per_unit == 1.0
+    assert 0.6 < 36.7 * vlm.tokens_per_unit / 94.3 < 1.0
+    assert predict_default(vlm) == pytest.approx(predict_default(lm) / TOKENS_PER_STREAMED_CHUNK, rel=0.35)
+    # A later server version is not assumed to count the same way.
+    assert case_from_row(_hiesch_row("mlx-vlm", "0.6.0", 283, "36.7")).tokens_per_unit == 1.0

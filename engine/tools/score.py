@@ -9,7 +9,8 @@ the physics alone; a row is never looked up in measured data.
 Row conditions the source states in ``notes`` are inputs of the experiment and are read from
 there: ``threads=`` (CPU threads), ``n_ubatch=`` / ``-ub`` (micro-batch), ``kv=`` / ``-ctk`` (KV
 type), ``kind=single_stream_wall`` (a server's wall rate, which includes the TTFT of
-``prompt_tokens=``), ``size=`` (llama-bench's file size: the weights' bytes), the weights' placement beside a discrete card
+``prompt_tokens=``), a rate that counts streamed text chunks rather than tokens (mlx-vlm 0.4.x behind the
+Apple harness: :data:`TOKENS_PER_STREAMED_CHUNK`), ``size=`` (llama-bench's file size: the weights' bytes), the weights' placement beside a discrete card
 (``-ngl`` / ``ngl=``, ``--n-cpu-moe``, ``--cpu-moe``, ``-ot``: :func:`row_placement`), an operating system before Windows 11 on
 a multi-socket server (its threads ran on one socket, ``one_socket``). Conditions the physics does not model (a power cap, an old build) are not
 read: their rows show up as residuals, and docs/calibration.md discusses them.
@@ -48,6 +49,31 @@ HARNESS_KV = {
     ("gguf", "kv"): "q8_0", ("gguf", "kv4"): "q4_0",
 }
 
+#: The Apple harness (github.com/AlexHiesch/apple-silicon-llm-bench, benchmark.py
+#: ``bench_openai_streaming`` at commit c230ae4) divides by ``usage.completion_tokens`` and, when a
+#: server does not send it, by the number of SSE chunks with non-empty content. mlx-vlm 0.4.3 and
+#: 0.4.4 stream their usage as ``input_tokens``/``output_tokens`` (mlx_vlm/server.py,
+#: https://github.com/Blaizzy/mlx-vlm/blob/v0.4.3/mlx_vlm/server.py, ``chat_completions_endpoint``),
+#: and their streaming detokenizers release text only when the next token starts with a space
+#: (mlx_vlm/tokenizer_utils.py, ``BPEStreamingDetokenizer`` / ``SPMStreamingDetokenizer``), so a
+#: counted chunk is about a word: these rows' "tokens/s" are chunks/s. Their run counts say so:
+#: 158-283 "completion tokens" on the code prompt where every engine that reports usage stops at
+#: the 512-token limit with the same length of text. Tokens per counted chunk, 1.9, is the median
+#: over the source's 156 mlx-vlm short/code runs (docs/calibration.md, "mlx-vlm rows count words").
+TOKENS_PER_STREAMED_CHUNK = 1.9
+CHUNK_COUNTING_SERVERS = re.compile(r"decode_tps via OpenAI-compatible server harness")
+CHUNK_COUNTING_VERSIONS = {"mlx-vlm": re.compile(r"backend_version=0\.4\.[34];")}
+
+
+def tokens_per_counted_unit(row: dict) -> float:
+    """Tokens per unit a decode row counts: 1, or :data:`TOKENS_PER_STREAMED_CHUNK` where the
+    harness counted the streamed text chunks of a server that reports no completion tokens."""
+    notes = row.get("notes", "")
+    version = CHUNK_COUNTING_VERSIONS.get(row.get("engine", ""))
+    if version and version.search(notes) and CHUNK_COUNTING_SERVERS.search(notes):
+        return TOKENS_PER_STREAMED_CHUNK
+    return 1.0
+
 
 @dataclass
 class Case:
@@ -67,6 +93,8 @@ class Case:
     #: Server wall rates include the TTFT: its prefill and first step.
     wall_prefill: PrefillFeatures | None = None
     wall_first_step: StepFeatures | None = None
+    #: tg: tokens per unit the row counts (:func:`tokens_per_counted_unit`).
+    tokens_per_unit: float = 1.0
     extra: dict = field(default_factory=dict)
 
     @property
@@ -244,6 +272,7 @@ def case_from_row(row: dict) -> Case:
     depth = max(0, _int(row.get("depth"), 0))
     if test == "tg":
         case.step = run_features(system, depth, case.tokens, case.batch)
+        case.tokens_per_unit = tokens_per_counted_unit(row)
         notes = row.get("notes", "")
         if "kind=single_stream_wall" in notes:
             prompt = int(_note(notes, r"prompt_tokens=(\d+)") or depth or 1)
@@ -261,8 +290,8 @@ def predict(case: Case, params: BackendParams, host: BackendParams | None = None
     step = step_time_from(case.step, params, host).total_s
     if case.wall_prefill is not None:
         ttft = prefill_time_from(case.wall_prefill, params).total_s + step_time_from(case.wall_first_step, params, host).total_s
-        return case.tokens / (ttft + (case.tokens - 1) * step)
-    return case.batch / step
+        return case.tokens / (ttft + (case.tokens - 1) * step) / case.tokens_per_unit
+    return case.batch / step / case.tokens_per_unit
 
 
 def predict_default(case: Case) -> float:
