@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 
@@ -449,3 +450,19 @@ def test_mlx_vlm_rows_of_the_apple_harness_count_streamed_words_not_tokens():
     assert predict_default(vlm) == pytest.approx(predict_default(lm) / TOKENS_PER_STREAMED_CHUNK, rel=0.35)
     # A later server version is not assumed to count the same way.
     assert case_from_row(_hiesch_row("mlx-vlm", "0.6.0", 283, "36.7")).tokens_per_unit == 1.0
+
+
+def test_measured_points_show_chunk_counting_rows_in_tokens_per_second():
+    """The page's measured point for an mlx-vlm row of the Apple harness is the row's rate in
+    tokens/s (chunks/s x TOKENS_PER_STREAMED_CHUNK), the unit every other point is in."""
+    from engine.tools.points import build_points
+    from engine.tools.score import TOKENS_PER_STREAMED_CHUNK
+
+    points = build_points()["points"]
+    rows = [r for r in csv.DictReader(open(MEASUREMENTS, encoding="utf-8")) if r["engine"] == "mlx-vlm" and r["test"] == "tg"]
+    assert rows
+    shown = {p[-1] for p in points if p[4] == "mlx-vlm" and p[8] == "tg"}
+    for row in rows:
+        assert round(float(row["tokens_per_s"]) * TOKENS_PER_STREAMED_CHUNK, 3) in shown
+    assert {p[-1] for p in points if p[4] == "mlx-lm" and p[8] == "tg"} <= {
+        float(r["tokens_per_s"]) for r in csv.DictReader(open(MEASUREMENTS, encoding="utf-8")) if r["engine"] == "mlx-lm"}
