@@ -7,7 +7,7 @@
 // start with the query, then names whose words start with the query's words, then the other
 // names and aliases that contain it; fewer words first within a rank. Enter picks the first.
 
-import { el } from "./dom.js";
+import { el, setText, setValue } from "./dom.js";
 
 export const FIT_MARK = { fits: "fits", offload: "offload", no: "won't run", error: "n/a" };
 
@@ -55,7 +55,7 @@ export class Picker {
       if (this.search) this.search.value = "";
       this.render();
     }
-    if (this.select.value !== value) this.select.value = value;
+    setValue(this.select, value);
   }
 
   matches(item) {
@@ -145,7 +145,7 @@ export class Picker {
       if (!option || !item) continue;
       // Only what changed: a view's marks mostly repeat the last view's.
       const label = this.optionLabel(item);
-      if (option.textContent !== label) option.textContent = label;
+      setText(option, label);
       if (option.dataset.fit !== mark) option.dataset.fit = mark;
     }
   }
