@@ -178,8 +178,8 @@ OPTIONS: tuple[Option, ...] = (
     _int("context_size", None, 1, MAX_TOKENS, "KV cache allocated per sequence (llama.cpp -c divided by its -np slots, "
          "Ollama num_ctx, LM Studio's context length): memory only, a step reads the tokens really cached",
          unit="tokens", flag="--ctx-size", view="ctx", extra={"unset": "what the request uses: chat so far + prompt + answer"}),
-    _int("llama_cpp_build", None, 3000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
-         "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653)", flag="--llama-cpp-build",
+    _int("llama_cpp_build", None, 1000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
+         "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653, Metal's reworked prefill around b1200)", flag="--llama-cpp-build",
          view="build", extra={"unset": "a current release"}),
     Option("rocm_gemm", "choice", "hipblaslt", "rocBLAS's GEMM backend for 16-bit weights on ROCm: hipblaslt (its default on "
            "RDNA4) or tensile (ROCBLAS_USE_HIPBLASLT=0), whose RDNA4 GEMMs run on the shader ALUs",

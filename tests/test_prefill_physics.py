@@ -86,3 +86,25 @@ def test_rocblas_tensile_runs_rdna4_16_bit_gemms_off_the_matrix_units():
     row = {"hardware": "AMD Radeon AI PRO R9700 32GB", "model": "gemma-3-27b", "quant": "BF16", "engine": "llama.cpp",
            "backend": "rocm", "notes": "src backend='llama.cpp rocm-7.9 (ROCm) ROCBLAS_USE_HIPBLASLT=0'; build=7423"}
     assert row_request(row)["rocm_gemm"] == "tensile"
+
+
+def test_metal_builds_before_the_september_2023_rework_prefill_at_half_the_rate():
+    """llama.cpp's Metal prefill roughly doubled in September 2023 (PRs 2959 and 3084): the M2 Ultra's
+    llama-bench pp512 of LLaMA 7B Q4_0 was 629.6 t/s on master at PR 2917 (2023-08-30) and 1164.0
+    with PR 3084 (2023-09-09). A stated build before engine/prefill.py METAL_PP_REWORK_BUILD
+    prefills at that ratio; decode and other backends do not move. The calibration's build-1026 rows
+    (XiongjieDai, M1 Max 24-core, Aug 2023: LLaMA-7B F16 213.6 t/s over 265 tokens) show the same
+    ratio against the December 2023 builds' 7B F16 rate on that GPU class (llama.cpp discussion
+    4167: M1 Max 24-core F16 pp512 453: 0.47)."""
+    from engine.prefill import EARLY_METAL_PP_SHARE
+
+    assert EARLY_METAL_PP_SHARE == pytest.approx(629.6 / 1164.0)
+    mac = {"hardware": "apple-m2-ultra-76c-192gb", "model": "llama-2-7b", "quant": "Q4_0", "prompt_tokens": 512,
+           "engine": "llama.cpp (before mid-2024)"}
+    early, later = estimate({**mac, "llama_cpp_build": 1026}), estimate({**mac, "llama_cpp_build": 1619})
+    assert early["prefill_tps"] == pytest.approx(EARLY_METAL_PP_SHARE * later["prefill_tps"], rel=0.1)
+    assert early["decode_tps"] == later["decode_tps"]
+    assert estimate({**mac, "llama_cpp_build": 1300})["prefill_tps"] == later["prefill_tps"]
+    cuda = {"hardware": "rtx-3090", "model": "llama-2-7b", "quant": "Q4_0", "prompt_tokens": 512,
+            "engine": "llama.cpp (before mid-2024)"}
+    assert estimate({**cuda, "llama_cpp_build": 1026})["prefill_tps"] == estimate({**cuda, "llama_cpp_build": 1619})["prefill_tps"]

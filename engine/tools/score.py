@@ -175,10 +175,10 @@ def row_request(row: dict) -> dict:
         if (family, harness_kv) in HARNESS_KV:
             request["kv_quant"] = HARNESS_KV[(family, harness_kv)]
     build = llama_cpp_build(row)
-    if row["engine"] == "llama.cpp" and build is not None and build < LEGACY_LLAMA_CPP_BUILD:
-        request["engine"] = "llama.cpp (before mid-2024)"
-    elif row["engine"] == "llama.cpp" and build is not None:
+    if row["engine"] == "llama.cpp" and build is not None:
         request["llama_cpp_build"] = build
+        if build < LEGACY_LLAMA_CPP_BUILD:
+            request["engine"] = "llama.cpp (before mid-2024)"
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"
