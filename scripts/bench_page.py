@@ -312,12 +312,34 @@ def settle(page):
 
 def interactions(page, base, count):
     background = []
-    page.evaluate("() => { window.__tokfeel.timings.recomputeMs.length = 0; }")
+    page.evaluate("() => { window.__tokfeel.timings.recomputeMs.length = 0; window.__tokfeel.timings.recomputes?.splice(0); }")
     for i in range(count):
         started = show(page, base + INTERACTIONS[i % len(INTERACTIONS)])
         settle(page)
         background.append(page.evaluate("(t) => performance.now() - t", started))
     return page.evaluate("() => window.__tokfeel.timings.recomputeMs"), background
+
+
+def recompute_parts(page) -> dict[str, list[float]] | None:
+    """The last interactions' recomputes split where the time went (ms), from the page's log
+    (sent, reply read, numbers written) and the worker's (each call's arrival, its engine time,
+    its reply's departure; absolute times, so the two clocks compare): None for a build without
+    them."""
+    log = page.evaluate("() => window.__tokfeel.timings.recomputes || null")
+    calls = [c for c in worker_state(page).get("calls", []) if c["fn"] == "numbers"]
+    if not log or not calls:
+        return None
+    parts = {"to the worker": [], "engine (JSON + Python)": [], "back to the page": [], "page after the reply": []}
+    for entry in log:
+        sent, replied = entry["sentAt"], entry["sentAt"] + entry["repliedMs"]
+        call = next((c for c in calls if sent - 1 <= c["receivedAt"] <= replied), None)
+        if call is None:
+            continue
+        parts["to the worker"].append(call["receivedAt"] - sent)
+        parts["engine (JSON + Python)"].append(call["engineMs"])
+        parts["back to the page"].append(replied - call["receivedAt"] - call["engineMs"])
+        parts["page after the reply"].append(entry["shownMs"] - entry["repliedMs"])
+    return parts
 
 
 RECORD = """() => {
@@ -472,7 +494,13 @@ def measure_page(browser, url, label, interactions_count, with_stream):
     page.wait_for_selector(READY, timeout=180_000)
     settle(page)
     recompute, background = interactions(page, url, interactions_count)
-    print(f"[{label}] recompute per picker change (worker round trip, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
+    parts = recompute_parts(page)
+    # Builds without the recompute log (before 2026-12-06 09:00) stopped the clock at the reply, before
+    # writing the numbers; since then it stops once they are written.
+    until = "from the change to the numbers written" if parts else "from the change to the engine's reply"
+    print(f"[{label}] recompute per picker change ({until}, Pyodide): p50 {percentile(recompute, 0.5):.1f} ms, p95 {percentile(recompute, 0.95):.1f} ms, max {max(recompute):.1f} ms (n={len(recompute)})")
+    for name, values in (parts or {}).items():
+        print(f"[{label}]   {name}: p50 {percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f} ms (n={len(values)})")
     # The first pass computes every view once; later passes ask for views already asked (the
     # engine keeps the answers of recent views: engine/page PER_VIEW).
     first, again = recompute[: len(INTERACTIONS)], recompute[len(INTERACTIONS):]

@@ -1,11 +1,10 @@
 // tokfeel's page: pickers -> the engine (Python in a Web Worker) -> numbers -> a streamed answer,
 // then the rest (verdicts, charts, race, lists) in the background.
 //
-// The first numbers come from the build (computed by the same engine in CPython), so they show
-// before Pyodide has booted; after that every change is recomputed in the worker. The whole
-// state lives in the URL (url.js, state.js, schema.js). This module wires the panels
-// (site/js/panels/*, one per site/templates/panels/*.j2, each querying only inside its own
-// root) to the engine session (session.js) and keeps the one view they all show.
+// The first numbers come from the build (the same engine in CPython), so they show before Pyodide
+// has booted; then every change is recomputed in the worker. The state lives in the URL (url.js,
+// state.js, schema.js). This module wires the panels (site/js/panels/*, one per
+// site/templates/panels/*.j2, each querying inside its own root) to the engine (session.js).
 
 import { LANE_SEPARATOR, quantFor } from "./schema.js";
 import { Charts } from "./charts.js";
@@ -22,10 +21,13 @@ import { ExplainPanel } from "./panels/explain.js";
 import { agentPanel, measurePanel, reversePanel } from "./panels/tools.js";
 import { ThisComputer } from "./detect.js";
 import { revealFromFragment } from "./measure.js";
+import { diagnostics } from "./diagnostics.js";
 import { $, $$, announce, revealTarget } from "./dom.js";
 
 /** Wait this long after the last keystroke in a number field before recomputing. */
 const TYPING_DEBOUNCE_MS = 150;
+/** A pick's fields are updated with its numbers, or after this long if they are late. */
+const CONTROLS_WAIT_MS = 100;
 const ENGINE_DOWN = "The engine is not running: press Retry at the top to compute this set-up.";
 
 class App {
@@ -35,7 +37,7 @@ class App {
     this.computeSeq = 0;
     this.recomputing = false; // a recompute is scheduled or in flight
     this.scheduling = 0; // the computeSeq whose stream schedule is on its way (0: none)
-    this.debounce = 0;
+    this.heldControls = null; // the fields' update applyView held back until the numbers arrive
     /** A link's state wins: detection fills only a visit whose URL names no hardware, and only
      *  until the visitor picks one. */
     this.urlNamedHardware = new URLSearchParams(location.search).has("hw");
@@ -75,10 +77,7 @@ class App {
       setView: (patch) => this.setView(patch),
       controlsChanged: (event) => this.controlsChanged(event),
       setLanes: (lanes) => this.setView(Object.fromEntries(LANE_KEYS.map((key, i) => [key, lanes[i] || ""]))),
-      useHardware: (id, cards = 1) => {
-        this.setView({ hw: id, gpus: cards });
-        this.setup.focusHardware();
-      },
+      useHardware: (id, cards = 1) => this.pickHardware({ hw: id, gpus: cards }),
       /** The decode rate measured on this computer ({hw, model, quant, decode_tps}), kept in the
        *  URL (me_run) so a copied link shows it; setting it recomputes nothing. */
       measured: () => {
@@ -93,10 +92,7 @@ class App {
       /** The headline's comparison with this computer (null: none to make). */
       showRatio: (ratio) => this.results.showRatio(ratio, devices.get(this.view.me)?.name || this.view.me),
       /** The visitor says which device this computer is: it becomes the pick and the reference. */
-      useThisComputer: (id) => {
-        this.setView({ hw: id, me: id });
-        this.setup.focusHardware();
-      },
+      useThisComputer: (id) => this.pickHardware({ hw: id, me: id }),
     };
     this.setup = new SetupPanel(panelRoot("setup"), app);
     this.thisComputer = new ThisComputer(this.setup.ui.hardwareNote, app);
@@ -115,17 +111,24 @@ class App {
   // ------------------------------------------------------------ the view
 
   showView() {
+    this.heldControls = null; // the whole view is shown: nothing held is left to show
     this.setup.show(this.view);
     this.player.showView(this.view);
   }
 
   controlsChanged(event) {
+    this.flushControls(event?.target); // a pick before the last change's reply builds on it
     const { errors, next } = this.setup.read(this.view);
     if (next.hw !== this.view.hw) this.hardwarePicked = true;
     this.setup.showFormErrors(errors);
     if (errors.length) return;
     const typing = event?.type === "input" && event.target.type === "number";
     this.applyView(next, typing ? TYPING_DEBOUNCE_MS : 0);
+  }
+
+  pickHardware(patch) {
+    this.setView(patch);
+    this.setup.focusHardware();
   }
 
   /** Change part of the view from code (a suggestion, a race lane, a device from the list). */
@@ -136,25 +139,25 @@ class App {
     this.applyView(next, 0, true);
   }
 
-  /** Make `next` the view: ask the engine for its numbers, then update the page. `showFields`: the
-   *  view came from code or the URL, so every field is set to it, not only those a pick changes. */
+  /** Make `next` the view: ask the engine for its numbers, then update the page (flushControls).
+   *  `showFields`: the view came from code or the URL, so every field is set to it. A call sent
+   *  at once updates the fields with its numbers, in one task: written before, they cost a
+   *  rendering frame and Chromium's autofill re-reading the form (~5 ms) ahead of the reply. */
   applyView(next, delayMs, showFields = false) {
-    const modelChanged = next.model !== this.view.model;
+    const shown = this.heldControls?.shown || this.view; // the view the fields show
+    this.heldControls = { shown, showFields: showFields || Boolean(this.heldControls?.showFields), modelChanged: next.model !== shown.model };
     this.view = next;
+    this.advice.stale = true;
     clearTimeout(this.debounce);
+    clearTimeout(this.flushTimer);
     const waitsForConfig = next.model === "custom" && !next.cfg;
-    // A pick (not typing) is sent to the engine first: it computes while the page updates.
-    const sendNow = delayMs === 0 && this.session.ready && !waitsForConfig;
-    if (sendNow) {
+    if (delayMs === 0 && this.session.ready && !waitsForConfig) {
       this.recomputing = true;
       this.recompute();
+      this.flushTimer = setTimeout(() => this.flushControls(), CONTROLS_WAIT_MS);
+      return;
     }
-    if (showFields) this.setup.show(next);
-    else this.setup.showPicked(next, modelChanged);
-    this.player.showView(next);
-    writeURL(next, schema);
-    this.player.stop();
-    this.advice.stale = true;
+    this.flushControls();
     if (waitsForConfig) {
       this.renderPending("Paste a config.json and press “Use this config”.");
       return;
@@ -163,9 +166,24 @@ class App {
       this.renderWithoutEngine();
       return;
     }
-    if (sendNow) return;
     this.recomputing = true;
     this.debounce = setTimeout(() => this.recompute(), delayMs);
+  }
+
+  /** Show the view applyView held back (fields, prompt, URL); `keep`: a field just changed keeps its value. */
+  flushControls(keep = null) {
+    const held = this.heldControls;
+    if (!held) return;
+    this.heldControls = null;
+    clearTimeout(this.flushTimer);
+    const property = keep?.type === "checkbox" ? "checked" : "value";
+    const kept = keep?.[property];
+    if (held.showFields) this.setup.show(this.view);
+    else this.setup.showPicked(this.view, held.modelChanged);
+    if (keep && keep[property] !== kept) keep[property] = kept;
+    this.player.showView(this.view);
+    writeURL(this.view, schema);
+    this.player.stop();
   }
 
   /** Ask the engine what the browser's GPU is (once); at high confidence, on a visit whose URL
@@ -187,28 +205,24 @@ class App {
 
   // ------------------------------------------------------------ numbers
 
-  deviceSpec() {
-    const view = this.view;
-    if (view.hw !== "custom") return devices.get(view.hw);
-    return { name: view.hw_name, memory_gib: view.hw_mem, bandwidth_gbs: view.hw_bw, fp16_tflops: view.hw_tf };
-  }
-
-  renderEstimate(result) {
+  /** `explainLater`: the explanation, below the numbers, is written in the next task (after a pick). */
+  renderEstimate(result, explainLater = false) {
     this.current = result;
     this.results.render(result);
-    this.explain.render(result, this.deviceSpec());
     this.player.show(result);
     this.setup.engineError(null, this.view);
+    clearTimeout(this.explainTimer);
+    const explain = () => {
+      this.explainTimer = 0;
+      this.explain.render(result, this.setup.deviceSpec(result.view));
+    };
+    if (explainLater) this.explainTimer = setTimeout(explain, 0);
+    else explain();
   }
 
-  renderPending(message = "") {
-    this.results.pending(message, this.setup.name(this.view));
-    this.player.pending();
-  }
-
-  /** No numbers can be computed for this view now (the engine is down): say so, never "NaN". */
-  renderUnavailable(message) {
-    this.results.unavailable(message, this.setup.name(this.view));
+  /** No numbers (yet, or the engine is down: `unavailable`): say so, never "NaN". */
+  renderPending(message = "", unavailable = false) {
+    this.results[unavailable ? "unavailable" : "pending"](message, this.setup.name(this.view));
     this.player.pending();
   }
 
@@ -240,7 +254,7 @@ class App {
   renderWithoutEngine() {
     if (this.isBuiltView()) this.renderEstimate(initial);
     else if (this.session.starting) this.renderWaiting();
-    else this.renderUnavailable(ENGINE_DOWN);
+    else this.renderPending(ENGINE_DOWN, true);
   }
 
   /** What the numbers on screen are, for a status message about the engine. */
@@ -267,6 +281,7 @@ class App {
     try {
       result = await numbers;
     } catch (error) {
+      this.flushControls();
       if (seq !== this.computeSeq) return;
       this.recomputing = false;
       if (error.engineDown) {
@@ -274,15 +289,17 @@ class App {
         if (!this.showsThisView()) this.renderWithoutEngine();
         return;
       }
-      this.renderUnavailable("");
+      this.renderPending("", true);
       this.setup.engineError(error, this.view);
       this.current = { ...(this.current || {}), view: asked, failed: true };
       return;
     }
+    const replied = performance.now();
+    this.flushControls();
     if (seq !== this.computeSeq) return; // a newer request is on its way
-    this.session.timings.recomputeMs.push(performance.now() - sent);
     this.recomputing = false;
-    this.renderEstimate({ ...result, view: asked });
+    this.renderEstimate({ ...result, view: asked }, true);
+    this.session.recorded(sent, replied);
     this.background(asked, seq);
   }
 
@@ -311,20 +328,6 @@ class App {
 
   // ------------------------------------------------------------ start
 
-  /** Diagnostics for the benchmark script and the tests (read-only use). */
-  diagnostics() {
-    return {
-      timings: this.session.timings,
-      jobs: this.jobs,
-      view: () => ({ ...this.view }),
-      current: () => this.current,
-      /** Benchmarks: play a given schedule (seconds per token) in the main stream. */
-      playSchedule: (arrivals) => this.player.playSchedule(arrivals),
-      /** The numbers on screen are for the view in the URL and no engine work is left. */
-      settled: () => this.session.ready && !this.recomputing && !this.scheduling && this.current !== null && JSON.stringify(this.current.view) === JSON.stringify(this.view) && !this.jobs.busy && this.jobs.queue.length === 0 && this.charts.idle && this.player.markdownSettled,
-    };
-  }
-
   init() {
     this.view = readURL(schema, this.urlNotice);
     this.showView();
@@ -332,18 +335,16 @@ class App {
     else this.renderWaiting();
     this.session.timings.firstNumberMs = performance.now();
     this.race.render(this.race.views());
-    window.addEventListener("popstate", () => {
-      this.applyView(readURL(schema, this.urlNotice), 0, true);
-    });
-    window.addEventListener("hashchange", () => {
+    window.addEventListener("popstate", () => this.applyView(readURL(schema, this.urlNotice), 0, true));
+    const reveal = () => {
       revealTarget();
       revealFromFragment();
-    });
-    revealTarget();
-    revealFromFragment();
+    };
+    window.addEventListener("hashchange", reveal);
+    reveal();
   }
 }
 
 const app = new App();
-window.__tokfeel = app.diagnostics();
+window.__tokfeel = diagnostics(app);
 app.init();

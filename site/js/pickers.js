@@ -25,9 +25,12 @@ export class Picker {
    * left out unless `showAll` (then listed last with the reason), the current choice excepted.
    */
   constructor({ select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, reasonOf = () => null, extras = [] }) {
-    // An item's name: the label up to its first " · " detail unless given.
-    nameOf ??= (item) => labelOf(item).split(" · ")[0];
-    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf, searchText, nameOf, reasonOf, extras });
+    // An item's label depends on the catalog alone: formatted once (a formats picker is rebuilt
+    // after some picks). Its name: the label up to its first " · " detail unless given.
+    const labels = new Map();
+    const label = (item) => labels.get(item) ?? labels.set(item, labelOf(item)).get(item);
+    nameOf ??= (item) => label(item).split(" · ")[0];
+    Object.assign(this, { select, search, items, groupOf, valueOf, labelOf: label, searchText, nameOf, reasonOf, extras });
     this.showAll = false;
     /** How many items the last render left out because they cannot run here. */
     this.hidden = 0;
@@ -95,8 +98,8 @@ export class Picker {
     return mark ? `${this.labelOf(item)} — ${FIT_MARK[mark] || mark}` : this.labelOf(item);
   }
 
-  render() {
-    const selected = this.select.value;
+  /** Rebuild the options; `selected`: the choice, kept in the list even where it won't run. */
+  render(selected = this.select.value) {
     const groups = new Map();
     if (this.query) {
       // Best first, in one list; the current choice stays reachable after the matches.

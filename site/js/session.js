@@ -25,7 +25,7 @@ export class Session {
     this.ready = false;
     this.starting = false;
     this.slowNote = "";
-    this.timings = { recomputeMs: [], firstNumberMs: null, engineReadyMs: null };
+    this.timings = { recomputeMs: [], recomputes: [], firstNumberMs: null, engineReadyMs: null };
     this.client = new EngineClient({
       workerURL: new URL("./worker.js", import.meta.url).href,
       onProgress: (stage, message) => this.setStatus("loading", `${STAGES[stage] || message}…${this.slowNote}`),
@@ -33,6 +33,14 @@ export class Session {
     });
     this.jobs = new Jobs(this.client);
     this.ui.retry.addEventListener("click", () => this.start());
+  }
+
+  /** A recompute's times (ms): `sent` the call, `replied` its reply read, now its numbers written
+   *  (scripts/bench_page.py reads them). */
+  recorded(sent, replied) {
+    const shownMs = performance.now() - sent;
+    this.timings.recomputeMs.push(shownMs);
+    this.timings.recomputes.push({ sentAt: performance.timeOrigin + sent, repliedMs: replied - sent, shownMs });
   }
 
   setStatus(state, text) {

@@ -1,7 +1,7 @@
 // The URL glue: the view lives in the query string (state.js parses and writes it against the
 // schema), a notice names the settings a link carried that were ignored, and Copy link shares it.
 
-import { announce } from "./dom.js";
+import { announce, setText } from "./dom.js";
 import * as fmt from "./format.js";
 import { parseState, serializeState } from "./state.js";
 
@@ -15,7 +15,7 @@ export function readURL(schema, notice) {
   const items = parsed.ignored.slice(0, NOTICE_ITEMS).map((i) => `${i.key} (${i.reason})`);
   const more = parsed.ignored.length - items.length;
   if (more > 0) items.push(`and ${fmt.count(more)} more`);
-  notice.textContent = parsed.ignored.length ? `Ignored from the link: ${items.join(", ")}. Using defaults instead.` : "";
+  setText(notice, parsed.ignored.length ? `Ignored from the link: ${items.join(", ")}. Using defaults instead.` : "");
   return parsed.state;
 }
 

@@ -24,7 +24,9 @@ let pendingSnapshot = null; // keeps the booted engine's memory, run once (see k
 const SNAPSHOT_FALLBACK_MS = 5000;
 /** Read by scripts/bench_page.py and the tests: when each boot step ended (ms since the worker
  *  started), whether the engine was restored from a snapshot or kept one, the heap's size. */
-const diagnostics = { marks: {}, snapshot: null, wasmHeapBytes: () => null };
+const diagnostics = { marks: {}, snapshot: null, wasmHeapBytes: () => null, calls: [] };
+/** Calls whose timing the diagnostics keep (the latest). */
+const KEPT_CALL_TIMINGS = 400;
 self.__tokfeelDiagnostics = () => ({ ...diagnostics, wasmHeapBytes: diagnostics.wasmHeapBytes() });
 
 function mark(step) {
@@ -191,6 +193,7 @@ self.addEventListener("message", async (event) => {
     return;
   }
   if (message.type === MSG.CALL) {
+    const receivedMs = performance.now();
     if (!handle) {
       reply(message.id, false, { message: "the engine is not ready", field: null });
       return;
@@ -214,8 +217,12 @@ self.addEventListener("message", async (event) => {
       self.postMessage({ type: MSG.ERROR, message: `the engine crashed: ${error.message || error}` });
       return;
     }
+    const computedMs = performance.now();
     const parsed = JSON.parse(answer);
     reply(message.id, parsed.ok, parsed.ok ? parsed.result : parsed.error);
+    // Absolute times (the page's clock has another origin): when the call arrived and its reply left.
+    diagnostics.calls.push({ fn: message.fn, receivedAt: performance.timeOrigin + receivedMs, engineMs: computedMs - receivedMs, repliedAt: performance.timeOrigin + performance.now() });
+    if (diagnostics.calls.length > KEPT_CALL_TIMINGS) diagnostics.calls.shift();
     // After the first view's numbers and schedule (or its whole answer) have gone out.
     if (pendingSnapshot && (message.fn === "view" || message.fn === "schedule")) keepSnapshotNow();
   }

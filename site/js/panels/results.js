@@ -98,7 +98,7 @@ export class ResultsPanel {
     ui.memorySummary.textContent =
       e.fit === "offload" ? `runs only with ${offloadNote(m)}` : e.fit === "no" ? shortfall(m) : `${fmt.memory(m.total_gb)} of ${fmt.memory(m.usable_gb)} usable`;
     ui.memorySummary.title = `In GB (10^9 bytes): ${fmt.gigabytes(m.total_gb)} needed, ${fmt.gigabytes(m.usable_gb)} usable. ${fmt.SIZE_UNIT_NOTE}`;
-    ui.membar.querySelector(".membar-fill").style.width = `${Math.min(100, (100 * m.total_gb) / Math.max(m.usable_gb, 1e-9))}%`;
+    ui.membar.querySelector(".membar-fill").style.transform = `scaleX(${Math.min(1, m.total_gb / Math.max(m.usable_gb, 1e-9))})`;
     ui.membar.dataset.verdict = e.fit;
     ui.tierBadge.textContent = e.tier;
     ui.tierBadge.dataset.tier = e.tier;

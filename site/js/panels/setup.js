@@ -158,16 +158,17 @@ export class SetupPanel {
   }
 
   /** The weights picker groups by the model: re-render it for the view's model. Its list depends
-   *  only on the model (groups), the device's backend (what runs), "show all" and the choice (kept
-   *  even where it won't run), so it is rebuilt only when one of them changes (marks are written
-   *  in place): a pick used to rebuild its ~90 options up to three times. */
+   *  only on the model (groups), the device's backend (what runs), "show all" and a choice that
+   *  won't run (kept in the list), so it is rebuilt only when one of them changes (marks are
+   *  written in place): a pick used to rebuild its ~90 options up to three times. */
   showQuants(view) {
     this.backend = viewBackend(view);
     const quants = this.pickers.quants;
-    const key = JSON.stringify([view.model, this.backend, quants.showAll, view.quant]);
-    if (key !== this.quantsKey || quants.select.value !== view.quant) {
+    const chosen = quants.byValue.get(view.quant);
+    const key = JSON.stringify([view.model, this.backend, quants.showAll, chosen && quants.reasonOf(chosen) ? view.quant : ""]);
+    if (key !== this.quantsKey || !quants.optionOf.has(view.quant)) {
       this.quantsKey = key;
-      quants.render();
+      quants.render(view.quant);
     }
     quants.value = view.quant;
   }
@@ -304,6 +305,12 @@ export class SetupPanel {
     const device = view.hw === "custom" ? view.hw_name || "Custom hardware" : devices.get(view.hw)?.name;
     const model = view.model === "custom" ? "your model (config.json)" : models.get(view.model)?.name;
     return `${device}${view.gpus > 1 ? ` ×${view.gpus}` : ""} · ${model} · ${view.quant}`;
+  }
+
+  /** The view's device: the catalog's, or the custom fields' specs. */
+  deviceSpec(view) {
+    if (view.hw !== "custom") return devices.get(view.hw);
+    return { name: view.hw_name, memory_gib: view.hw_mem, bandwidth_gbs: view.hw_bw, fp16_tflops: view.hw_tf };
   }
 
   focusHardware() {
