@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from functools import cache
 
 from ..api import estimate
 from ..errors import EngineInputError
+from ..listing import list_catalog
+from .detect import detect_device
+from .server import server_model
+from .explore import functions as explore_functions
+from .lanes import estimate_lane
 from .view import estimate_view, view_numbers, view_schedule
 
 __all__ = ["handle"]
@@ -68,33 +72,16 @@ def _function(message_json: str) -> str | None:
     return name if isinstance(name, str) else None
 
 
-#: The functions of a view's numbers, imported with this module.
-VIEW_FUNCTIONS = {"estimate": estimate, "view": estimate_view, "numbers": view_numbers, "schedule": view_schedule}
-
-
-@cache
-def _later_functions() -> dict:
-    """The functions the page calls after a view's numbers (race lanes, this computer's device,
-    charts, marks, verdicts, the tools' lists), imported at the first such call: a boot imports
-    only what the first numbers need."""
-    from ..listing import list_catalog
-    from .detect import detect_device
-    from .explore import functions as explore_functions
-    from .lanes import estimate_lane
-    from .server import server_model
-
-    return {"list": list_catalog, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
-
-
 def _answer(message_json: str) -> str:
+    functions = {"estimate": estimate, "list": list_catalog, "view": estimate_view, "numbers": view_numbers, "schedule": view_schedule, "lane": estimate_lane, "detect_device": detect_device, "server_model": server_model, **explore_functions()}
     try:
         message = _decode_message(message_json)
         name = message.get("fn")
-        fn = (VIEW_FUNCTIONS.get(name) or _later_functions().get(name)) if isinstance(name, str) else None
+        fn = functions.get(name) if isinstance(name, str) else None
         if fn is None:
-            raise EngineInputError(f"unknown function; expected one of {', '.join([*VIEW_FUNCTIONS, *_later_functions()])}")
+            raise EngineInputError(f"unknown function; expected one of {', '.join(functions)}")
         args = message.get("args", {})
-        if name == "list":
+        if fn is list_catalog:
             result = fn(args.get("kind") if isinstance(args, dict) else args)
         else:
             result = fn(args)
