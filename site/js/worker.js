@@ -26,7 +26,7 @@ const SNAPSHOT_FALLBACK_MS = 5000;
  *  started), whether the engine was restored from a snapshot or kept one, the heap's size. */
 const diagnostics = { marks: {}, snapshot: null, wasmHeapBytes: () => null, calls: [] };
 /** Calls whose timing the diagnostics keep (the latest). */
-const KEPT_CALL_TIMINGS = 400;
+const KEPT_CALL_TIMINGS = 2000;
 self.__tokfeelDiagnostics = () => ({ ...diagnostics, wasmHeapBytes: diagnostics.wasmHeapBytes() });
 
 function mark(step) {
