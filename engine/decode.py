@@ -135,6 +135,10 @@ class StepFeatures:
     device_kv_codebook_elements: float = 0.0
     #: Layers whose token mixer is a recurrence (gated DeltaNet, Mamba) instead of attention.
     recurrent_layers: int = 0
+    #: An engine's unfused gated-DeltaNet update (unfused_recurrent): state bytes it moves and
+    #: kernels it launches per step beyond a fused kernel's.
+    unfused_state_bytes: float = 0.0
+    unfused_state_kernels: float = 0.0
     #: Seconds of PCIe copies of weights held in system RAM, for a step of op-offload size
     #: (offload.OP_OFFLOAD_MIN_BATCH tokens or more; a prior, not fitted).
     transfer_s: float = 0.0
@@ -286,6 +290,8 @@ def step_features(
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
+        unfused_state_bytes=unfused_recurrent(system)[0] * tokens,
+        unfused_state_kernels=unfused_recurrent(system)[1],
         device_codebook_dense_params=codebook_dense,
         device_codebook_expert_params=codebook_experts,
         device_kv_codebook_elements=(
@@ -311,6 +317,24 @@ def unfused_attention_factor(system: System, context: float) -> float:
     if system.flash_attn or system.backend not in UNFUSED_ATTENTION_BACKENDS:
         return 1.0
     return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)
+
+
+#: Kernels of a dense layer's decode chain, the unit t_layer_s pays for (docs/calibration.md, "What
+#: would move the decode figure": ~21 per layer in llama.cpp's graph).
+DENSE_LAYER_KERNELS = 21
+#: Ollama's recurrent state is F32 (model/models/qwen3next/deltanet.go: the delta state's zeros are DTypeF32).
+STATE_BYTES_PER_ELEMENT = 4
+
+
+def unfused_recurrent(system: System) -> tuple[float, float]:
+    """(state bytes, kernels) an engine's unfused gated-DeltaNet decode adds per sequence and step
+    over a fused kernel's (engines.toml ``recurrent_state_passes``, ``recurrent_extra_kernels``)."""
+    engine = system.engine
+    linear = [layer for layer in system.arch.attention if layer.kind == "linear"]
+    if not linear or not (engine.recurrent_state_passes or engine.recurrent_extra_kernels):
+        return 0.0, 0.0
+    state = sum(layer.state_elements for layer in linear) * STATE_BYTES_PER_ELEMENT
+    return engine.recurrent_state_passes * state, engine.recurrent_extra_kernels * len(linear)
 
 
 #: Lowest CUDA compute capability with the __dp4a int8 dot product (ggml-cuda common.cuh
@@ -344,6 +368,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
     batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
     recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * f.clock_factor
+    recurrent_s += f.unfused_state_kernels * p.t_layer_s / DENSE_LAYER_KERNELS * f.clock_factor + f.unfused_state_bytes / bandwidth
     fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + recurrent_s + batched_s
     # CPU threads meet at a barrier after every graph node: a cost per layer that grows with them.
     fixed_s += p.t_sync_thread_s * f.layers * f.sync_threads

@@ -26,6 +26,8 @@ SCHEMA = (
     Field("kv_types", list),
     Field("gguf_types", list),
     Field("quant_aliases", dict),
+    Field("recurrent_state_passes", float),
+    Field("recurrent_extra_kernels", float),
 )
 
 
@@ -56,6 +58,11 @@ class Engine:
     #: Format names that mean another format with this engine ("INT4" is AWQ/GPTQ-style int4 in
     #: vLLM, Ollama's MLX int4 elsewhere): {name as people write it: catalog format name}.
     quant_aliases: dict = field(default_factory=dict, compare=False, hash=False)
+    #: Its own decode path for gated-DeltaNet layers as unfused tensor ops (decode.py
+    #: ``unfused_recurrent``): F32 state-sized reads and writes per layer and step beyond a fused
+    #: kernel's one read and one write, and kernels per layer beyond the fused path's; 0 = fused.
+    recurrent_state_passes: float = 0.0
+    recurrent_extra_kernels: float = 0.0
 
     def kv_cache_types(self) -> tuple[str, ...]:
         """The KV cache types this engine offers (its own list, else its base's, and so on)."""
