@@ -129,7 +129,7 @@ export class SetupPanel {
       ui.presets.append(
         el("button", { type: "button", class: "chip", dataset: { tokens: count }, "aria-pressed": "false", onclick: () => {
           ui.prompt.value = String(count);
-          this.app.controlsChanged();
+          this.app.controlsChanged({ target: ui.prompt }); // the field it set, kept if a change is still held
         } }, label),
       );
     }
