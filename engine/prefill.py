@@ -47,6 +47,7 @@ from .roofline import (
     cpu_kernel,
     matmul_flops,
     realised_bandwidth,
+    shader_fp32_flops,
     soc_memory,
     thread_limited_flops,
     vector_flops,
@@ -151,6 +152,23 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
             untiled_cb += weights if kind.codebook else 0.0
     return untiled, untiled_cb, tiled, tiled_cb
 
+
+#: Backends whose prompt processing runs at the shader ALUs' FP32 rate (roofline.shader_fp32_flops),
+#: not the matrix units' peak: llama.cpp's Vulkan matmul shaders (mul_mm.comp, with KHR_coopmat
+#: or without) stage and convert every tile on the ALUs. Published llama-bench pp512 rates are
+#: 0.8-1.4x that FP32 rate with and without matrix cores (2 x params x tokens/s): Radeon Pro VII
+#: (GCN, no coopmat) llama 8B Q4_0 661 t/s = 10.6 TFLOPS of 13.1 (PR 13324,
+#: https://github.com/ggml-org/llama.cpp/pull/13324); Radeon 780M (RADV, KHR_coopmat) qwen2 7B
+#: IQ1_S 248 t/s = 3.8 of 4.1 (PR 11528, https://github.com/ggml-org/llama.cpp/pull/11528);
+#: RTX 3090 KHR_coopmat llama 8B Q4_0 3157 t/s = 50.7 of 35.6 (PR 13506,
+#: https://github.com/ggml-org/llama.cpp/pull/13506; NV_coopmat2 reaches 1.9x). Against the
+#: matrix peak the same runs span 23% (780M) to 36% (RTX 3090, FP16-accumulate tensor peak), and
+#: the calibration's three Vulkan devices 15-31%: Arc Pro B70 (XMX 8x its FP32 rate), R9700 (RDNA4 WMMA 8x the
+#: single-issue rate), Strix Halo (RDNA 3.5 WMMA 4x). AMD's own AMDVLK driver compiles the same
+#: shaders with its own compiler (LLPC) and its rows do not follow the rule (Strix Halo b9187-9193
+#: at 0.3x the rate RADV reaches on the same build, the R9700 at b7423 above RADV): its backend
+#: keeps the matrix roofline.
+SHADER_RATE_BACKENDS = ("vulkan",)
 
 #: First llama.cpp build whose flash-attention kernel runs on AMD RDNA4's WMMA matrix cores:
 #: PR 18481 ("HIP: add fattn-mma-f16 for RDNA4", https://github.com/ggml-org/llama.cpp/pull/18481)
@@ -257,6 +275,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     llama_cpp = "llama-cpp" in system.engine.lineage()
     rate = matmul_flops(system.device, system.quant, system.backend, mma_sync=llama_cpp, fp16_accumulate=llama_cpp)
     rate *= early_metal_share(system)
+    if system.backend in SHADER_RATE_BACKENDS:
+        rate = shader_fp32_flops(system.device)
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
     attn_flops *= attention_slowdown(system, rate)
     gemm_cost = gemm_slowdown(system, rate)

@@ -177,6 +177,23 @@ def vector_flops(device: Device, backend: str = "") -> float:
     return device.fp16_tflops * TERA
 
 
+#: FP32 lanes of one AMD compute unit (two SIMD32 since RDNA, four SIMD16 on GCN): one FMA per lane
+#: and clock. AMD's RDNA 3/3.5/4 figures, the catalog's among them, count dual issue (two FP32
+#: instructions per lane and clock), which the shader compiler pairs only for independent
+#: instructions of a few kinds (https://chipsandcheese.com/p/microbenchmarking-amds-rdna-3-graphics-architecture:
+#: "dual issue ... rarely" reached outside hand-picked instruction pairs).
+AMD_LANES_PER_CU = 64
+
+
+def shader_fp32_flops(device: Device) -> float:
+    """FP32 rate of the shader ALUs at one instruction per lane and clock: an AMD GPU's compute
+    units x 64 lanes x 2 (FMA) x clock where the catalog gives them (half the dual-issue figure on
+    RDNA 3 and later, the same figure before), else the catalog's vector rate."""
+    if device.vendor == "amd" and device.kind != "cpu" and device.gpu_cores and device.gpu_clock_mhz:
+        return device.gpu_cores * AMD_LANES_PER_CU * 2 * device.gpu_clock_mhz * 1e6
+    return vector_flops(device)
+
+
 # --------------------------------------------------------------------------------------------
 # CPUs: which cores a thread count uses, at which clock, through which kernel
 # --------------------------------------------------------------------------------------------
