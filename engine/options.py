@@ -134,6 +134,10 @@ OPTIONS: tuple[Option, ...] = (
          "a whole number per memory channel leaves the channels unevenly filled, and the weights stream at fewer "
          "channels' worth", flag="--memory-dimms", devices=("cpu",),
          extra={"unset": "a balanced population (every channel filled alike)"}),
+    Option("measured_bandwidth_gbs", "float", None, "memory bandwidth measured on this CPU machine (STREAM, Intel MLC): "
+           "replaces the catalog's peak; a measured figure already holds the DIMM population and the chiplet links",
+           lo=1.0, hi=20_000.0, unit="GB/s", flag="--measured-bandwidth", devices=("cpu",),
+           extra={"unset": "the catalog's channels x data rate"}),
     Option("split", "choice", "layer", "how several devices share the model", choices=SPLITS, flag="--split", view="split"),
     Option("nvlink", "bool", None, "NVLink bridges are fitted between the cards (bridged models only)", flag="--nvlink",
            devices=("gpu",)),

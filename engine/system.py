@@ -338,6 +338,10 @@ def build_system(request: dict, reserve_bytes: float = 0.0) -> System:
         device, gpus = cpu_sockets(device, gpus, options.one_socket), 1
     if options.memory_dimms and device.kind == "cpu":
         device = dimm_population(device, options.memory_dimms, options.gpus)
+    if options.measured_bandwidth_gbs and device.kind == "cpu":
+        # What the user's STREAM / MLC run read: the bandwidth the process streams from, as a custom
+        # device's bandwidth_measured (roofline.bandwidth_bytes_s, decode.step_features).
+        device = replace(device, bandwidth_gbs=options.measured_bandwidth_gbs, bandwidth_measured=True)
     if gpus > 1 and not OPTION["gpus"].applies_to(device.kind):
         raise EngineInputError(f"several {device.name} cannot be combined here; choose gpus = 1", field="gpus")
     _check_links(options, device)

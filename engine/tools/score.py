@@ -129,6 +129,11 @@ def llama_cpp_build(row: dict) -> int | None:
     return int(found.group(1)) if found else None
 
 
+#: A memory bandwidth measured with a bandwidth tool, as notes quote it: "~225GB/s mlc memory read
+#: bandwidth", "180 GB/s (STREAM triad)".
+MEASURED_BANDWIDTH = r"(\d+(?:\.\d+)?) ?GB/s,? \(?(?:Intel )?(?:mlc|MLC|STREAM|stream)\b"
+
+
 #: Windows before 11 / Server 2022 keeps a process in one processor group (engine/devices.py
 #: cpu_sockets): a row that names one of them ran its threads on one socket of a bigger server.
 OLD_WINDOWS = re.compile(r"\bWindows (?:7|8(?:\.1)?|10|Server 20(?:08|12|16|19))\b")
@@ -195,6 +200,10 @@ def row_request(row: dict) -> dict:
     dimms = _note(notes, r"\b(\d+)x \d+ ?GB DDR\d")
     if dimms and row["backend"] == "cpu":
         request["memory_dimms"] = int(dimms)
+    # A bandwidth the row's author measured on the machine ("~225GB/s mlc memory read bandwidth").
+    measured = _note(notes, MEASURED_BANDWIDTH)
+    if measured and row["backend"] == "cpu":
+        request["measured_bandwidth_gbs"] = float(measured)
     ubatch = _note(notes, r"(?:n_ubatch=|-ub )(\d+)")
     if ubatch:
         request["ubatch"] = int(ubatch)
