@@ -176,8 +176,8 @@ OPTIONS: tuple[Option, ...] = (
            "(default: the host's)", lo=4.0, hi=MAX_SYSTEM_RAM_GIB, unit="GiB", flag="--system-ram", view="ram", devices=("gpu",)),
     _int("reasoning_tokens", 0, 0, MAX_TOKENS, "hidden reasoning (thinking) tokens before the answer", unit="tokens",
          flag="--reasoning", view="think", view_default=DEFAULT_THINK_TOKENS),
-    Option("file_gb", "float", None, "the weight file's size when known: every tensor is scaled to it (a custom quant mix "
-           "reads what its file holds; default: the format's recipe)", lo=0.01, hi=100_000, unit="GB", flag="--file-gb",
+    Option("file_gb", "float", None, "the weight file's size when known: a custom quant mix reads what its file holds (a MoE "
+           "file smaller than its label's recipe shrinks its routed experts, any other every tensor; default: the format's recipe)", lo=0.01, hi=100_000, unit="GB", flag="--file-gb",
            view="file"),
     _int("context_size", None, 1, MAX_TOKENS, "KV cache allocated per sequence (llama.cpp -c divided by its -np slots, "
          "Ollama num_ctx, LM Studio's context length): memory only, a step reads the tokens really cached",

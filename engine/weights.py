@@ -144,11 +144,35 @@ def weight_profile(arch: Architecture, quant: QuantFormat) -> WeightProfile:
     )
 
 
+#: Smallest share of its recipe's bytes a routed expert tensor keeps in a custom mix (Q8_0 ->
+#: ~2 bits a weight): a file that is smaller still is scaled as a whole.
+MIN_EXPERT_SHARE = 0.2
+
+
 def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
-    """The profile of a file whose size is known (llama-bench prints it; a model page states it):
-    every tensor's bytes scaled by the same factor, so a custom mix (attention at Q8_0, experts at
-    IQ4_K_R4 ...) reads what its file holds rather than what the format's default recipe would.
-    Weight counts are unchanged."""
+    """The profile of a file whose size is known (llama-bench prints it; a model page states it),
+    so a custom mix reads what its file holds rather than what the format's default recipe would.
+    Weight counts are unchanged.
+
+    A MoE file smaller than its label's recipe took the difference out of its routed experts:
+    custom mixes keep attention, shared experts, the dense layers and the head at the labelled
+    type and quantise the experts harder, since they are most of the bytes and each token reads
+    few of them (ik_llama.cpp discussion 266's 307 GiB "Q8_0" DeepSeek-R1: attention and head
+    q8_0, shared experts q5_K, routed experts iq3_s/iq4_xs/q5_K; the recipes of ik_llama.cpp
+    discussion 258, https://github.com/ikawrakow/ik_llama.cpp/discussions/258). Any other file
+    has every tensor's bytes scaled by the same factor."""
+    shrink = profile.total - file_bytes
+    if profile.experts and 0 < shrink <= (1 - MIN_EXPERT_SHARE) * profile.experts:
+        keep = 1 - shrink / profile.experts
+        return replace(
+            profile,
+            total=file_bytes,
+            mtp_experts=profile.mtp_experts * keep,
+            mtp=profile.mtp - profile.mtp_experts * (1 - keep),
+            experts=profile.experts * keep,
+            per_layer=tuple(b - e * (1 - keep) for b, e in zip(profile.per_layer, profile.per_layer_experts)),
+            per_layer_experts=tuple(e * keep for e in profile.per_layer_experts),
+        )
     factor = file_bytes / profile.total if profile.total else 1.0
     return replace(
         profile,
@@ -158,7 +182,7 @@ def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
         lookup_row=profile.lookup_row * factor,
         experts=profile.experts * factor,
         per_layer=tuple(b * factor for b in profile.per_layer),
-        per_layer_experts=tuple(b * factor for b in profile.per_layer_experts),
+        per_layer_experts=tuple(e * factor for e in profile.per_layer_experts),
         outside_layers=profile.outside_layers * factor,
         head=profile.head * factor,
         lookup_tables=profile.lookup_tables * factor,

@@ -5,6 +5,8 @@ These run the calibrated engine as the CLI does (``engine.estimate``) or its ste
 
 from __future__ import annotations
 
+import pytest
+
 from engine import estimate
 from engine.decode import run_features, step_time_from
 from engine.params import PRIORS, BackendParams
@@ -109,3 +111,36 @@ def test_ollamas_unfused_gated_deltanet_update_runs_the_hybrids_slower_than_llam
     assert 0.85 * 36.5 / 58.4 <= ratio("qwen3.5-35b-a3b") <= 1.15 * 36.5 / 58.4
     assert 0.85 * 13.2 / 17.3 <= ratio("qwen3.6-27b") <= 1.15 * 13.2 / 17.3
     assert ratio("gemma-4-e4b") == 1.0
+
+
+def test_a_moe_file_smaller_than_its_label_shrinks_its_experts():
+    """ik_llama.cpp discussion 266 (16x RTX 3090): llama-bench calls the file 'deepseek2 671B Q8_0'
+    at 307.20 GiB, less than half of a Q8_0 DeepSeek-R1 (~713 GB). The author's table: attention,
+    dense layers and head q8_0, shared experts q5_K, routed experts iq3_s/iq4_xs (q5_K in blocks
+    3-8). By that table a token reads ~25-28 GB (attention and head ~13 GB, dense layers 1.3,
+    shared experts 1.8, 8 routed experts in each of 58 layers ~9.7); scaling every tensor to the
+    file's size gave 18 GB, so the rows were predicted ~1.9x too fast. The non-expert tensors keep
+    the label's type; the experts take the difference."""
+    from engine.tools.score import row_request
+    from engine.weights import distinct_expert_fraction
+
+    row = {"hardware": "NVIDIA RTX 3090 24GB", "model": "DeepSeek-R1", "quant": "Q8_0", "engine": "ik_llama.cpp",
+           "backend": "cuda", "n_devices": "16", "split_mode": "layer", "flash_attn": "1",
+           "notes": "llama-bench tg128; lb_model='deepseek2 671B Q8_0' size=307.20 GiB params=672.05 B; ngl=63"}
+    request = row_request(row)
+    mixed, recipe = build_system(request), build_system({**request, "file_gb": None})
+    assert mixed.weight_bytes == pytest.approx(307.20 * 2**30, rel=1e-9)
+    assert mixed.profile.dense_read == recipe.profile.dense_read
+    assert sum(mixed.profile.per_layer) + mixed.profile.outside_layers == pytest.approx(mixed.profile.total, rel=1e-9)
+    per_token = mixed.profile.read_per_token(distinct_expert_fraction(mixed.arch, 1)) / 1e9
+    assert 25 <= per_token <= 29
+
+
+def test_a_file_at_or_above_its_recipe_scales_every_tensor():
+    """A file no smaller than its label's recipe (ik_llama.cpp PR 282's 353.53 GiB IQ4_K_R4, 1.004x
+    the recipe) or a dense model's keeps the uniform scaling: nothing says which tensors differ."""
+    for request in ({"hardware": "Intel Xeon E5-2690 v3", "model": "DeepSeek-R1", "quant": "IQ4_K_R4", "file_gb": 379.6},
+                    {"hardware": "RTX 3090", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "file_gb": 4.0}):
+        scaled, recipe = build_system(request), build_system({**request, "file_gb": None})
+        factor = scaled.weight_bytes / recipe.weight_bytes
+        assert scaled.profile.dense_read == pytest.approx(recipe.profile.dense_read * factor, rel=1e-9)

@@ -93,7 +93,7 @@ function memoryRows(e) {
   const m = e.memory;
   const rows = MEMORY_PARTS.map(([key, label]) => [label, fmt.memory(m[key])]);
   rows.push(["Total", `${fmt.memory(m.total_gb)} of ${fmt.memory(m.usable_gb)} usable (${fmt.memory(m.device_memory_gb)} on the device${e.hardware.gpus > 1 ? `s, ${e.hardware.gpus} of them` : ""})`]);
-  if (m.file_gb) rows.push(["Weight file", `${fmt.memory(m.file_gb)} as stated (Advanced): every tensor scaled to what the file holds`]);
+  if (m.file_gb) rows.push(["Weight file", `${fmt.memory(m.file_gb)} as stated (Advanced): the weights scaled to what the file holds (a MoE file smaller than its label's recipe: its routed experts)`]);
   if (m.context_allocated) rows.push(["KV cache allocated", `${fmt.count(m.context_tokens)} tokens per sequence (Advanced): reserved at load, whatever the chat uses`]);
   if (m.placement_flags) rows.push(["Placement", `${m.placement_flags} as stated (Advanced): ${fmt.memory(m.gpu_weights_gb)} of weights on the device, ${fmt.memory(m.host_weights_gb)} in system RAM${m.host_expert_weights_gb > 0 ? ` (${fmt.memory(m.host_expert_weights_gb)} of them routed experts)` : ""}`]);
   // The -ngl is the engine's (memory.n_gpu_layers: as stated, the share of layers converted, or what fits).
