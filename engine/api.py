@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 
 from .catalog import GB
-from .decode import ceiling_tps, run_mean_step, step_at, unfused_attention_factor
+from .decode import ceiling_tps, latency_bound, run_mean_step, step_at, unfused_attention_factor
 from .errors import EngineInputError
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
@@ -209,6 +209,10 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
         "breakdown": {
             "bandwidth_gbs": system.device.bandwidth_gbs,
             "eta_bw": params.params.eta_bw,
+            # Little's law: the SMs' bytes in flight over the memory latency, where that is lower.
+            "latency_bound_gbs": latency_bound(system, params.params) / GB or None,
+            "memory_latency_ns": system.device.memory_latency_ns,
+            "inflight_kib_per_sm": params.params.inflight_kib_per_sm,
             "weights_read_gb": mean_step.weight_bytes / GB,
             "kv_read_gb": mean_step.kv_bytes / GB,
             "weights_s": mean_step.weights_s,

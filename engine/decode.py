@@ -74,6 +74,7 @@ from .roofline import (
     cpu_attention_rate,
     cpu_bandwidth,
     cpu_kernel,
+    latency_bound_sms,
     realised_bandwidth,
     soc_memory,
     thread_limited_flops,
@@ -142,6 +143,9 @@ class StepFeatures:
     #: Seconds of PCIe copies of weights held in system RAM, for a step of op-offload size
     #: (offload.OP_OFFLOAD_MIN_BATCH tokens or more; a prior, not fitted).
     transfer_s: float = 0.0
+    #: SMs per second of memory latency (roofline.latency_bound_sms, summed over parallel cards);
+    #: times the engine's bytes in flight per SM it bounds the streaming rate (0 = no bound).
+    sms_per_latency: float = 0.0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -298,6 +302,7 @@ def step_features(
             batch * kv_context_elements * placement.gpu_layer_fraction if system.options.kv_quant in KV_CODEBOOK_TYPES else 0.0
         ),
         transfer_s=transfer_s,
+        sms_per_latency=latency_bound_sms(device, backend) * cards,
     )
 
 
@@ -356,6 +361,9 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
     device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
     bandwidth = realised_bandwidth(f.bandwidth, p, f.unified_memory)
+    if f.sms_per_latency:
+        # Little's law: no faster than the bytes the SMs keep in flight per latency.
+        bandwidth = min(bandwidth, f.sms_per_latency * p.inflight_kib_per_sm * 1024)
     if f.cpu_threads:
         bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
     unpack_s = (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
@@ -413,6 +421,15 @@ def parallel_cards(system: System) -> int:
     """Cards that read a step's weights at the same time: all of them under a row or tensor
     split, one at a time under a layer split."""
     return system.gpus if system.options.split != "layer" else 1
+
+
+def latency_bound(system: System, p: BackendParams) -> float:
+    """The Little's-law bound on the weights' streaming rate, bytes/s, where it is below the
+    realised bandwidth (the explain panel names it); 0 where it does not bind."""
+    cards = parallel_cards(system)
+    bound = latency_bound_sms(system.device, system.backend) * cards * p.inflight_kib_per_sm * 1024
+    realised = realised_bandwidth(bandwidth_bytes_s(system.device, system.backend) * cards, p, soc_memory(system.device))
+    return bound if 0 < bound < realised else 0.0
 
 
 def ceiling_tps(system: System) -> float:

@@ -52,6 +52,7 @@ SCHEMA = (
     Field("engine", str, required=True),
     Field("gpu_cores", int, lo=1, hi=100000),
     Field("gpu_clock_mhz", float, lo=100, hi=4000),
+    Field("memory_latency_ns", float, lo=50, hi=2000),
     Field("cpu_cores", int, lo=1, hi=1024),
     Field("cpu_threads", int, lo=1, hi=2048),
     Field("cpu_p_cores", int, lo=1, hi=1024),
@@ -127,6 +128,10 @@ class Device:
     memory_data_rate_mts: float | None = None
     gpu_cores: int | None = None
     gpu_clock_mhz: float | None = None
+    #: Idle load-to-use latency of device memory (pointer chase beyond the last-level cache), ns;
+    #: with the SMs it bounds what a kernel with few bytes in flight streams (Little's law,
+    #: roofline.latency_bound_bandwidth). None where no measurement was read.
+    memory_latency_ns: float | None = None
     cpu_cores: int | None = None
     cpu_threads: int | None = None
     #: Performance cores of a hybrid part (the rest are efficiency cores); None = all alike.

@@ -31,6 +31,15 @@ class BackendParams:
     soc_bw_factor: float = 1.0
     #: Fixed cost per decode step (sampling, synchronisation, host round trip), seconds.
     t_token_s: float = 0.002
+    #: Bytes a GPU backend's decode kernels keep in flight per SM (streaming multiprocessor), KiB.
+    #: By Little's law the SMs then stream at most SMs x this / memory latency
+    #: (roofline.latency_bound_bandwidth), which binds on cards with many bytes/s per SM and a
+    #: slow memory path (A100: 108 SMs, 2 TB/s, 405 ns). Prior 4 KiB: about 1,000 resident threads
+    #: per SM with one 4-byte load each outstanding (llama.cpp's matrix-vector kernels read a
+    #: half2 or a 32-bit word of packed weights per thread per step; a pointer-chase-free streaming
+    #: read on an H100 PCIe reaches ~700 GB/s with 4 KiB in flight per SM and 1.26 TB/s with 8,
+    #: https://github.com/te42kyfo/gpu-benches README, gpu-stream "read").
+    inflight_kib_per_sm: float = 4.0
     #: Extra cost per layer per decode step (kernel launches and their gaps), seconds.
     t_layer_s: float = 0.00003
     #: Further cost per layer when a decode step carries several tokens (llama.cpp's CUDA backend

@@ -51,6 +51,25 @@ def realised_bandwidth(bandwidth: float, p, soc: bool) -> float:
     return bandwidth * p.eta_bw * (p.soc_bw_factor if soc else 1.0)
 
 
+def latency_bound_sms(device: Device, backend: str) -> float:
+    """SMs per second of memory latency, for the Little's-law bound on streaming: a GPU whose
+    kernels keep B bytes in flight per SM streams at most ``SMs x B / latency``. 0 where the
+    catalog has no measured latency (no bound) and on CPU backends.
+
+    Why it matters: HBM cards pair many bytes/s per SM with a slower memory path than GDDR
+    cards (pointer chase beyond L2, https://github.com/te42kyfo/gpu-benches: A100 571-575 cycles
+    at 1410 MHz = 405 ns, H100 PCIe 650-658 at 1755 MHz = 373 ns, L40 631 at 2490 MHz = 254 ns,
+    V100 437 at 1380 MHz = 317 ns). An A100 must keep 2.04 TB/s x 405 ns = 826 KB in flight,
+    7.6 KB per SM, to reach its peak, an RTX 4090-class AD102 card 1 TB/s x 254 ns / 128 SMs =
+    2 KB. Decode kernels that keep ~4 KB per SM in flight stream at half an A100's peak and at
+    the peak of the GDDR cards: llama.cpp's legacy builds decode an 8B F16 model at 0.81-0.93 of
+    the peak on RTX 3090/4090/A6000/4000 Ada and at 0.42-0.56 on A100 and H100 PCIe
+    (XiongjieDai's GPU-Benchmarks-on-LLM-Inference rows)."""
+    if backend == "cpu" or not device.memory_latency_ns or not device.gpu_cores:
+        return 0.0
+    return device.gpu_cores / (device.memory_latency_ns * 1e-9)
+
+
 #: CUDA compute capability whose FP16 runs at 1/64 of FP32 (Pascal GP102/GP104/GP106: Tesla P40,
 #: GTX 10 series). llama.cpp never computes in FP16 there: ggml-cuda's fast_fp16_available()
 #: returns false for it ("ggml_cuda_highest_compiled_arch(cc) != 610",

@@ -48,6 +48,7 @@ DOCS = DATA_DIR.parent / "docs" / "calibration.md"
 TG_PARAMS = (
     "eta_bw", "t_token_s", "t_layer_s", "t_moe_layer_decode_s", "kv_read_factor", "eta_decode_compute", "eta_attn_decode", "core_bw_gbs",
     "moe_batch_exponent", "dequant_ops", "codebook_ops", "kv_codebook_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
+    "inflight_kib_per_sm",
 )
 PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "expert_pp_cost", "sync_factor", "sync_data_factor")
 ALL_PARAMS = TG_PARAMS + tuple(name for name in PP_PARAMS if name not in TG_PARAMS)
@@ -69,6 +70,7 @@ BOUNDS = {
     "sync_data_factor": (0.05, 200.0),
     "soc_bw_factor": (0.3, 1.0),
     "core_bw_gbs": (2.0, 200.0),
+    "inflight_kib_per_sm": (0.5, 64.0),
     "t_sync_thread_s": (1e-8, 1e-4),
     "eta_pp": (0.005, 1.0),
     "attn_cost_fa": (0.3, 30.0),

@@ -30,6 +30,9 @@ function decodeRows(e) {
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
     ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} ${b.bandwidth_measured ? "measured" : "on paper"} × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
   ];
+  if (b.latency_bound_gbs) {
+    rows.push(["Memory latency", `the decode kernels keep about ${fmt.number(b.inflight_kib_per_sm, 1)} KiB in flight per SM and the memory answers in ${fmt.count(b.memory_latency_ns)} ns, so the SMs pull at most ${fmt.bandwidth(b.latency_bound_gbs)} (Little's law; fitted bytes in flight, measured latency): the weights stream at that rate`]);
+  }
   if (b.cpu_kernel) {
     rows.push(["CPU threads", `${fmt.count(b.cpu_threads)} threads can draw ${fmt.bandwidth(b.cpu_bandwidth_gbs)} (each core streams only so fast; extra threads on a core add none)`]);
     rows.push(["Kernel", `${b.cpu_kernel} for the multiply-adds`]);
