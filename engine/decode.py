@@ -72,6 +72,7 @@ from .roofline import (
     bandwidth_bytes_s,
     clock_factor,
     cpu_attention_rate,
+    cpu_isa,
     cpu_bandwidth,
     cpu_kernel,
     latency_bound_sms,
@@ -80,6 +81,7 @@ from .roofline import (
     thread_limited_flops,
     vector_flops,
 )
+from .repack import REPACK_ROWS, repacked_share, repacked_types
 from .system import System
 from .weights import distinct_expert_fraction, expert_fraction
 
@@ -127,6 +129,9 @@ class StepFeatures:
     attention_rate_factor: float = 1.0
     #: The matmul kernel's multiply-accumulate rate relative to flops_rate (CPU int8/BF16 paths).
     matmul_rate_factor: float = 1.0
+    #: Share of the quantised weights in a type mainline llama.cpp repacks into interleaved rows
+    #: (repack.py): their unpacking costs dequant_ops / REPACK_ROWS.
+    repacked_share: float = 0.0
     #: Layers with routed experts (each runs the routing kernels).
     moe_layers: int = 0
     #: Weights among device_dense_params / device_expert_params in a lattice-codebook type.
@@ -293,6 +298,9 @@ def step_features(
         attention_rate_factor=cpu_attention_rate(device, system.options.kv_quant) if threads else 1.0,
         matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
         moe_layers=system.profile.expert_layers,
+        repacked_share=repacked_share(
+            arch, system.quant, repacked_types(cpu_isa(device), system.engine.lineage(), system.options.llama_cpp_build)
+        ) if threads else 0.0,
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
         unfused_state_bytes=unfused_recurrent(system)[0] * tokens,
         unfused_state_kernels=unfused_recurrent(system)[1],
@@ -366,7 +374,8 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         bandwidth = min(bandwidth, f.sms_per_latency * p.inflight_kib_per_sm * 1024)
     if f.cpu_threads:
         bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
-    unpack_s = (device_params * p.dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
+    dequant_ops = p.dequant_ops * (1 - f.repacked_share * (1 - 1 / REPACK_ROWS))
+    unpack_s = (device_params * dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
     weights_s = device_bytes / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
