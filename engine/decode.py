@@ -265,6 +265,7 @@ def step_features(
         host_bandwidth = bandwidth_bytes_s(system.host, "cpu")
         host_flops_rate = vector_flops(system.host, "cpu")
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens)
+    unfused_bytes, unfused_kernels = unfused_recurrent(system)
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,
@@ -302,8 +303,8 @@ def step_features(
             arch, system.quant, repacked_types(cpu_isa(device), system.engine.lineage(), system.options.llama_cpp_build)
         ) if threads else 0.0,
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
-        unfused_state_bytes=unfused_recurrent(system)[0] * tokens,
-        unfused_state_kernels=unfused_recurrent(system)[1],
+        unfused_state_bytes=unfused_bytes * tokens,
+        unfused_state_kernels=unfused_kernels,
         device_codebook_dense_params=codebook_dense,
         device_codebook_expert_params=codebook_experts,
         device_kv_codebook_elements=(
