@@ -39,7 +39,7 @@ from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
 from .engines import Engine
-from .quant import QuantFormat, storage, tensor_types
+from .quant import QuantFormat
 from .roofline import (
     bandwidth_bytes_s,
     core_share,
@@ -53,7 +53,7 @@ from .roofline import (
     vector_flops,
 )
 from .system import System
-from .weights import LOOKUP_TENSORS, distinct_expert_fraction
+from .weights import distinct_expert_fraction, multiplied_quantised_weights
 
 @dataclass(frozen=True)
 class PrefillFeatures:
@@ -138,12 +138,7 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
     (per-token vec_dot, of which codebook-coded, tiled GEMM, of which codebook-coded). Routed
     experts count at their top-k share; embedding rows and 1-D tensors are not multiplied."""
     untiled = untiled_cb = tiled = tiled_cb = 0.0
-    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
-    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
-        kind = storage(type_name)
-        if tensor.mtp or tensor.name in LOOKUP_TENSORS or not kind.quantized or tensor.rows == 1:
-            continue
-        weights = tensor.params * (share if tensor.is_routed_expert else 1.0)
+    for type_name, kind, weights in multiplied_quantised_weights(arch, quant):
         if engine.cpu_tiles(type_name):
             tiled += weights
             tiled_cb += weights if kind.codebook else 0.0

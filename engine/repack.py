@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .quant import storage, tensor_types
-from .weights import LOOKUP_TENSORS
+from .weights import multiplied_quantised_weights
 
 #: Rows one repacked block interleaves in the decode GEMV (block_q4_0x4 / block_iq4_nlx4:
 #: 4; repack.cpp). The 8-row x86 / SVE variants are counted at 4 too (conservative).
@@ -56,12 +55,7 @@ def repacked_share(arch, quant, types: tuple[str, ...]) -> float:
     if not types:
         return 0.0
     total = repacked = 0.0
-    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
-    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
-        kind = storage(type_name)
-        if tensor.mtp or tensor.name in LOOKUP_TENSORS or not kind.quantized or tensor.rows == 1:
-            continue
-        weights = tensor.params * (share if tensor.is_routed_expert else 1.0)
+    for type_name, _kind, weights in multiplied_quantised_weights(arch, quant):
         total += weights
         repacked += weights if type_name in types else 0.0
     return repacked / total if total else 0.0

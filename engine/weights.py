@@ -18,6 +18,17 @@ from .quant import QuantFormat, storage, tensor_bytes, tensor_types
 LOOKUP_TENSORS = frozenset({"token_embd", "per_layer_token_embd"})
 
 
+def multiplied_quantised_weights(arch: Architecture, quant: QuantFormat):
+    """(ggml type, its storage, weights) of every quantised tensor one token multiplies: routed
+    experts at their top-k share; embedding rows, 1-D tensors and MTP heads are not multiplied."""
+    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
+    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
+        kind = storage(type_name)
+        if tensor.mtp or tensor.name in LOOKUP_TENSORS or not kind.quantized or tensor.rows == 1:
+            continue
+        yield type_name, kind, tensor.params * (share if tensor.is_routed_expert else 1.0)
+
+
 @dataclass(frozen=True)
 class WeightProfile:
     """Where a model's weight bytes sit, for one weight format (all sizes in bytes)."""
