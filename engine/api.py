@@ -173,6 +173,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
     _need, verdict, memory = _memory(system, draft_bytes)
     empty_step = step_at(system, 0, 1)
     measured = _measured(system, run_start)
+    matrix_rate = matmul_flops(system.device, system.quant, system.backend)
     tier, tier_reason = _tier(system, measured)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
@@ -240,8 +241,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_compute_s": prefill.compute_s,
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
-            "prefill_attention_slowdown": attention_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
-            "prefill_gemm_slowdown": gemm_slowdown(system, matmul_flops(system.device, system.quant, system.backend)),
+            "prefill_attention_slowdown": attention_slowdown(system, matrix_rate),
+            "prefill_gemm_slowdown": gemm_slowdown(system, matrix_rate),
             "prefill_experts_s": prefill.experts_s,
             # A layer split: whether prompt micro-batches overlap across the cards, and why.
             "prefill_pipeline": _pipeline_text(system),
