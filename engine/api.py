@@ -15,6 +15,7 @@ from .errors import EngineInputError
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
+from .blas import blas_share
 from .prefill import attention_slowdown, gemm_slowdown, prefill_time
 from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
 from .speculative import check_draft, plan
@@ -242,7 +243,10 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
             "prefill_attention_slowdown": attention_slowdown(system, matrix_rate),
-            "prefill_gemm_slowdown": gemm_slowdown(system, matrix_rate),
+            # The BLAS library's slowdown where it multiplies something: 16-bit weights, or a
+            # quantised file's 16-bit tensors (blas_share).
+            "prefill_gemm_slowdown": gemm_slowdown(system, matrix_rate) if system.quant.kind == "dense" or blas_share(system) else 1.0,
+            "prefill_blas_share": blas_share(system),
             "prefill_experts_s": prefill.experts_s,
             # A layer split: whether prompt micro-batches overlap across the cards, and why.
             "prefill_pipeline": _pipeline_text(system),

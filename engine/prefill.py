@@ -38,6 +38,7 @@ from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
+from .blas import blas_share
 from .engines import Engine
 from .quant import QuantFormat
 from .roofline import (
@@ -84,6 +85,9 @@ class PrefillFeatures:
     #: Extra cost per FLOP of the weights' GEMMs where the library runs them off the matrix units
     #: (gemm_slowdown); 1 elsewhere.
     gemm_cost: float = 1.0
+    #: Share of a quantised file's dense matmul weights held at 16 bits, which the BLAS library
+    #: multiplies at ``gemm_cost`` instead of the quantised kernels (blas.blas_share).
+    blas_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -225,9 +229,10 @@ ROCM_GEMM_DEFAULT = "hipblaslt"
 def gemm_slowdown(system: System, matmul_rate: float) -> float:
     """How many times slower the 16-bit weights' GEMMs run than the matrix rate: >1 only on ROCm
     with rocBLAS's Tensile backend (``rocm_gemm="tensile"``) on a consumer AMD GPU whose matrix
-    units outrun twice its FP32 figure (RDNA4: 4)."""
+    units outrun twice its FP32 figure (RDNA4: 4). A quantised file pays it on its 16-bit tensors
+    only (blas.blas_share)."""
     fp32 = system.device.fp32_tflops
-    if system.backend != "rocm" or system.options.rocm_gemm == ROCM_GEMM_DEFAULT or system.quant.kind != "dense":
+    if system.backend != "rocm" or system.options.rocm_gemm == ROCM_GEMM_DEFAULT:
         return 1.0
     if system.device.family == "Instinct" or not fp32 or matmul_rate <= 2 * fp32 * 1e12:
         return 1.0
@@ -357,12 +362,16 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         vector_rate=vector_rate,
         experts=experts,
         gemm_cost=gemm_cost,
+        blas_share=blas_share(system),
     )
 
 
 def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     attn_cost = p.attn_cost_fa if f.flash_attn else p.attn_cost_nofa
-    matmul_cost = (p.pp_quant_cost if f.quantized else 1.0) * f.gemm_cost
+    # A quantised file's 16-bit tensors (blas_share) run through the BLAS library at its cost;
+    # the rest, and the routed experts, through the quantised kernels.
+    matmul_cost = p.pp_quant_cost * (1 - f.blas_share) + f.blas_share * f.gemm_cost if f.quantized else f.gemm_cost
+    expert_matmul_cost = p.pp_quant_cost if f.quantized else f.gemm_cost
     rate = f.matmul_rate * p.eta_pp
     work = f.experts
     compute_s = ((f.dense_flops - work.flops) * matmul_cost + attn_cost * f.attention_flops) / rate
@@ -379,7 +388,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     memory_s = (f.memory_bytes - work.weight_bytes) / bandwidth
     # On CPUs an expert's matmul costs expert_pp_cost times a dense one per FLOP (params.py).
     expert_cost = p.expert_pp_cost if f.vector_rate else 1.0
-    experts_s = max(work.padded_flops * matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
+    experts_s = max(work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
     fixed_s = f.micro_batches * p.t_ubatch_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor

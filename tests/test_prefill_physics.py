@@ -88,6 +88,31 @@ def test_rocblas_tensile_runs_rdna4_16_bit_gemms_off_the_matrix_units():
     assert row_request(row)["rocm_gemm"] == "tensile"
 
 
+def test_a_quantised_files_16_bit_tensors_go_through_rocblas():
+    """kyuz0's R9700 toolboxes (b7423, gemma-3-12b UD-Q8_K_XL, llama-bench size 13.40 GiB, pp512):
+    ROCBLAS_USE_HIPBLASLT=0 prefills 1.45x slower than the default (1.23-1.47 over the toolboxes),
+    where plain Q4_0/Q3_K_S/Q4_K_M/MXFP4 files of the same runs differ by 2% at most: ggml-cuda
+    multiplies only quantised types in its MMQ kernels, so the file's BF16 tensors (its embedding,
+    and ~1 billion more weights that the stated size holds beyond the recipe) go through rocBLAS
+    (engine/blas.py). Not on CUDA, not for a file without 16-bit tensors."""
+    from engine.blas import blas_share
+    from engine.system import build_system
+
+    ud = {"hardware": "radeon-ai-pro-r9700", "model": "gemma-3-12b", "quant": "UD-Q8_K_XL", "prompt_tokens": 512,
+          "file_gb": 13.40 * 2**30 / 1e9}
+    share = blas_share(build_system(ud))
+    assert 0.06 < share < 0.13
+    slow = estimate({**ud, "rocm_gemm": "tensile"})
+    ratio = estimate(ud)["prefill_tps"] / slow["prefill_tps"]
+    assert 1.2 < ratio < 1.7
+    assert slow["breakdown"]["prefill_blas_share"] == pytest.approx(share)
+    assert slow["breakdown"]["prefill_gemm_slowdown"] == pytest.approx(4.0, rel=0.01)
+    q4 = {**ud, "quant": "Q4_0", "file_gb": None}
+    assert estimate({**q4, "rocm_gemm": "tensile"})["prefill_tps"] == estimate(q4)["prefill_tps"]
+    assert estimate({**q4, "rocm_gemm": "tensile"})["breakdown"]["prefill_gemm_slowdown"] == 1.0
+    assert blas_share(build_system({**ud, "hardware": "rtx-4090"})) == 0.0
+
+
 def test_metal_builds_before_the_september_2023_rework_prefill_at_half_the_rate():
     """llama.cpp's Metal prefill roughly doubled in September 2023 (PRs 2959 and 3084): the M2 Ultra's
     llama-bench pp512 of LLaMA 7B Q4_0 was 629.6 t/s on master at PR 2917 (2023-08-30) and 1164.0
