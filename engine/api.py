@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 
 from .catalog import GB
+from . import intel_matvec
 from .decode import ceiling_tps, latency_bound, run_mean_step, step_at, unfused_attention_factor
 from .errors import EngineInputError
 from .measured import find, measured_kinds
@@ -219,6 +220,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "kv_read_gb": mean_step.kv_bytes / GB,
             "weights_s": mean_step.weights_s,
             "unpack_s": mean_step.unpack_s,
+            # Intel under Vulkan: the integer-dot mat-vec streams the weights slower (intel_matvec).
+            "weight_stream_factor": intel_matvec.stream_factor(system),
             "codebook_weights": bool(system.profile.dense_codebook_params or system.profile.expert_codebook_params),
             "kv_s": mean_step.kv_s,
             # Without flash attention (CUDA, ROCm) the attention reads the cache this many times.

@@ -36,16 +36,14 @@ and Qwen3-Next, Mamba in Nemotron-H) updates its state with a chain of small ker
 Without it the hybrids' extra kernels, all in MoE models, were charged to ``t_moe_layer_decode_s``
 (~50 us a layer at 1.5 GHz on CUDA) and attention-only MoE models came out slow: an RTX 4090
 decoded Qwen3-30B-A3B at 1.08x Llama 3.1 8B, where reports say ~1.3-1.5x (196 against ~130-150
-tok/s). A step with several tokens (batched decode,
-speculative verification) pays ``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend
-replays a captured graph only for single-token steps and launches every kernel of a batched one
-(ggml/src/ggml-cuda/ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Launching is
-the host's latency (CPU and driver), so unlike ``t_layer_s`` it does not shrink with the GPU's
-clock. Its prior comes from a published pair (llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a
-two-token step takes 0.76 ms more than a one-token step, 24 us a layer); it is not fitted, since
-batched rows come from one device per backend. Fitted on the DGX Spark alone it had reached
-~180 us a layer, which made an RTX 4090 serve two requests at 1.09x the total of one, where
-measured batched curves on fast cards nearly double it.
+tok/s). A step with several tokens (batched decode, speculative verification) pays
+``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend replays a captured graph only for
+single-token steps (ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Launching is the
+host's latency, so it does not shrink with the GPU's clock. Its prior comes from a published pair
+(llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a two-token step takes 0.76 ms more than a
+one-token step, 24 us a layer); not fitted (batched rows come from one device per backend). Fitted
+on the DGX Spark alone it had reached ~180 us a layer: an RTX 4090 served two requests at 1.09x
+the total of one, where measured batched curves on fast cards nearly double it.
 
 Weights read grow with the batch only for MoE (more distinct experts); KV reads grow with the
 batch and the context. Offloaded weights are read from system RAM at the host's bandwidth, one
@@ -63,6 +61,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import intel_matvec
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
@@ -129,8 +128,7 @@ class StepFeatures:
     attention_rate_factor: float = 1.0
     #: The matmul kernel's multiply-accumulate rate relative to flops_rate (CPU int8/BF16 paths).
     matmul_rate_factor: float = 1.0
-    #: Share of the quantised weights in a type mainline llama.cpp repacks into interleaved rows
-    #: (repack.py): their unpacking costs dequant_ops / REPACK_ROWS.
+    #: Share of the quantised weights repacked into interleaved rows (repack.py): dequant_ops / REPACK_ROWS.
     repacked_share: float = 0.0
     #: Layers with routed experts (each runs the routing kernels).
     moe_layers: int = 0
@@ -151,6 +149,7 @@ class StepFeatures:
     #: SMs per second of memory latency (roofline.latency_bound_sms, summed over parallel cards);
     #: times the engine's bytes in flight per SM it bounds the streaming rate (0 = no bound).
     sms_per_latency: float = 0.0
+    weight_stream_factor: float = 1.0  # weight-stream time over the float mat-vec's (intel_matvec)
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -312,6 +311,7 @@ def step_features(
         ),
         transfer_s=transfer_s,
         sms_per_latency=latency_bound_sms(device, backend) * cards,
+        weight_stream_factor=intel_matvec.stream_factor(system),
     )
 
 
@@ -377,7 +377,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
     dequant_ops = p.dequant_ops * (1 - f.repacked_share * (1 - 1 / REPACK_ROWS))
     unpack_s = (device_params * dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
-    weights_s = device_bytes / bandwidth + unpack_s
+    weights_s = device_bytes * f.weight_stream_factor / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
     attention_s = (

@@ -30,6 +30,9 @@ function decodeRows(e) {
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
     ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} ${b.bandwidth_measured ? "measured" : "on paper"} × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
   ];
+  if (b.weight_stream_factor > 1) {
+    rows.push(["Integer-dot kernel", `llama.cpp's Vulkan backend multiplies these quantised weights on Intel with its integer-dot matrix-vector kernel, which streams them at about 60% of its float kernel's rate (Linux/Windows pairs, llama.cpp PR 19988): ${fmt.number(b.weight_stream_factor, 2)}× the weights' time (included above)`]);
+  }
   if (b.latency_bound_gbs) {
     rows.push(["Memory latency", `the decode kernels keep about ${fmt.number(b.inflight_kib_per_sm, 1)} KiB in flight per SM and the memory answers in ${fmt.count(b.memory_latency_ns)} ns, so the SMs pull at most ${fmt.bandwidth(b.latency_bound_gbs)} (Little's law; fitted bytes in flight, measured latency): the weights stream at that rate`]);
   }
