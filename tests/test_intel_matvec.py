@@ -66,3 +66,11 @@ def test_b70_rows_decode_8_bit_slower_than_bf16_and_the_engine_follows():
 
     assert ratio("Arc Pro B70") < 1.1
     assert ratio("Radeon AI PRO R9700") > 1.2
+
+
+def test_the_explain_breakdown_names_the_factor():
+    """The explain panel's "Integer-dot kernel" row reads breakdown.weight_stream_factor."""
+    b70 = estimate({"hardware": "Arc Pro B70", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "backend": "vulkan"})
+    r9700 = estimate({"hardware": "Radeon AI PRO R9700", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "backend": "vulkan"})
+    assert b70["breakdown"]["weight_stream_factor"] > 1.5
+    assert r9700["breakdown"]["weight_stream_factor"] == 1.0
