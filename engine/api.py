@@ -222,6 +222,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "unpack_s": mean_step.unpack_s,
             # Intel under Vulkan: the integer-dot mat-vec streams the weights slower (intel_matvec).
             "weight_stream_factor": intel_matvec.stream_factor(system),
+            # Apple GPUs unpack alongside the weight stream (engine/unpacking.py): the longer counts.
+            "unpack_overlaps": mean_step.unpack_overlaps,
             "codebook_weights": bool(system.profile.dense_codebook_params or system.profile.expert_codebook_params),
             "kv_s": mean_step.kv_s,
             # Without flash attention (CUDA, ROCm) the attention reads the cache this many times.

@@ -10,14 +10,15 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
       + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]
       [+ t_sync_thread * layers * threads on a CPU backend]
+    (on Metal the unpacking term moves into the second argument of the first max: unpacking.py)
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
 (streaming the KV) run one after the other, each bound by whichever of memory and arithmetic is
 slower: GQA attention is memory bound, MLA attention (many heads over one latent) turns compute
 bound at long contexts, CPUs and big batches make the matmuls compute bound. Quantised weights
-must be unpacked on the way in (``dequant_ops`` per weight, on the vector units), which does not
-overlap with the memory stream in practice: it is why a Q4_K_M model decodes at a smaller share
-of the bandwidth than its F16 original, most of all on GPUs with few FLOPS per byte (M1 Max).
+must be unpacked on the way in (``dequant_ops`` per weight, on the vector units): time added to
+the memory stream, except on Apple GPUs, whose kernels run it with the multiply-adds alongside the
+stream (the longer of the two counts; engine/unpacking.py), and dp4a CUDA cards (no separate pass).
 Weights stored as indices into a lattice codebook (IQ1-IQ3) cost ``codebook_ops`` more each: the
 unpacking gathers grid entries and applies sign bits, which SIMD CPU kernels do element by
 element (ik_llama.cpp discussion 164: on a Ryzen 7950X and an M2 Max CPU IQ3_S decodes slower
@@ -82,6 +83,7 @@ from .roofline import (
 )
 from .repack import REPACK_ROWS, repacked_share, repacked_types
 from .system import System
+from .unpacking import unpacking_hidden, unpacking_overlaps
 from .weights import distinct_expert_fraction, expert_fraction
 
 
@@ -150,6 +152,8 @@ class StepFeatures:
     #: times the engine's bytes in flight per SM it bounds the streaming rate (0 = no bound).
     sms_per_latency: float = 0.0
     weight_stream_factor: float = 1.0  # weight-stream time over the float mat-vec's (intel_matvec)
+    #: Unpacking runs alongside the weight stream (unpacking.unpacking_overlaps: Apple GPUs).
+    unpack_overlaps: bool = False
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -184,16 +188,24 @@ class StepTime:
     recurrent_s: float = 0.0
     #: PCIe copies of host-resident weights for a step that op offload moves to the GPU.
     transfer_s: float = 0.0
+    #: The unpacking joins the multiply-adds' ALU stream, which overlaps the memory stream
+    #: (unpacking.py), instead of adding to the memory stream.
+    unpack_overlaps: bool = False
+
+    def _streams(self) -> tuple[float, float]:
+        """(memory-side, ALU-side) seconds of the weight matmuls."""
+        if self.unpack_overlaps:
+            return self.weights_s - self.unpack_s, self.matmul_s + self.unpack_s
+        return self.weights_s, self.matmul_s
 
     @property
     def total_s(self) -> float:
-        return (
-            max(self.weights_s, self.matmul_s) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s + self.transfer_s
-        )
+        return max(self._streams()) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s + self.transfer_s
 
     @property
     def memory_bound(self) -> bool:
-        return self.weights_s >= self.matmul_s
+        memory, alu = self._streams()
+        return memory >= alu
 
 
 def step_features(
@@ -312,6 +324,7 @@ def step_features(
         transfer_s=transfer_s,
         sms_per_latency=latency_bound_sms(device, backend) * cards,
         weight_stream_factor=intel_matvec.stream_factor(system),
+        unpack_overlaps=unpacking_overlaps(backend),
     )
 
 
@@ -351,21 +364,6 @@ def unfused_recurrent(system: System) -> tuple[float, float]:
     return engine.recurrent_state_passes * state, engine.recurrent_extra_kernels * len(linear)
 
 
-#: Lowest CUDA compute capability with the __dp4a int8 dot product (ggml-cuda common.cuh
-#: MIN_CC_DP4A = 610): llama.cpp's quantised matrix-vector kernels (MMVQ) multiply the packed
-#: weights against int8-quantised activations with it, so unpacking costs no separate pass.
-MIN_CC_DP4A = 6.1
-
-
-def unpacking_hidden(device, backend: str) -> bool:
-    """CUDA cards with dp4a read quantised weights straight into int8 dot products (no separate
-    unpacking cost); older ones (the P100, compute capability 6.0) dequantise first."""
-    if backend != "cuda":
-        return False
-    capability = getattr(device, "cuda_compute_capability", None)
-    return capability is None or capability >= MIN_CC_DP4A
-
-
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
     device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
@@ -399,7 +397,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return StepTime(
         weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s,
-        f.transfer_s,
+        f.transfer_s, f.unpack_overlaps,
     )
 
 

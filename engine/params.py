@@ -179,6 +179,12 @@ BOUND_REASONS = {
     ("moe_batch_exponent", "upper"): "1 is independent routing (weights.distinct_expert_fraction). Above 1 a step's few "
     "sequences would avoid one another's experts; routers are not trained to (load-balancing losses act on the "
     "average over a training batch, not on one decode step), so 1 is the physical ceiling.",
+    ("moe_batch_exponent", "lower"): "0.2: five sequences touch the experts of 5^0.2 = 1.4 independent ones, far more "
+    "alike than routers route (1 is independent). On it the rows' batched steps are narrower than their stated batch: "
+    "vllm-mlx's one batched MoE row (M4 Max, 5 requests) is its continuous-batching benchmark "
+    "(https://github.com/waybarrios/vllm-mlx/blob/main/tests/test_continuous_batching.py), whose throughput counts "
+    "prompt and completion tokens over the wall time of 5 short prompts answered in at most 50 tokens each, which "
+    "finish at different steps.",
     ("kv_read_factor", "lower"): "the cache is read at eta_bw x peak / kv_read_factor, so the physical floor is eta_bw "
     "(reading at the peak); 0.5 is below the eta_bw of nearly every key. On it the model charges these rows more KV bytes "
     "than they read (e.g. short depths kept in cache, or a smaller cache type than assumed).",

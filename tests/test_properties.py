@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine import EngineInputError, estimate
-from engine.decode import unpacking_hidden
+from engine.unpacking import unpacking_hidden
 from engine.hardware import load_hardware
 from engine.models import load_models
 

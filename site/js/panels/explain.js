@@ -40,7 +40,7 @@ function decodeRows(e) {
     rows.push(["CPU threads", `${fmt.count(b.cpu_threads)} threads can draw ${fmt.bandwidth(b.cpu_bandwidth_gbs)} (each core streams only so fast; extra threads on a core add none)`]);
     rows.push(["Kernel", `${b.cpu_kernel} for the multiply-adds`]);
   }
-  if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})`]);
+  if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})${b.unpack_overlaps ? ", with the multiply-adds while the weights stream in: the longer of the two counts" : ""}`]);
   rows.push(
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
   );
