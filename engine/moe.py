@@ -84,7 +84,13 @@ HOST_SCAN_S = 1e-9
 #: - llama.cpp's generic ``mul_mat_id`` (16-bit weights, cards without MMQ): rows sorted once per
 #:   call, then per expert one ``ggml_cuda_mul_mat`` (activation conversion + GEMM + output
 #:   conversion: 3) for each of gate, up and down: 9; 3 scans.
-HOST_LOOP = {"ik": (13, 2), "generic": (9, 3)}
+#: The third number counts the launches per touched expert that are small kernels on the card's
+#: stream rather than the experts' matmuls: ik_llama.cpp's 13 less its 3 MMQ matmuls (the memsets,
+#: gathers, activation quantisations, fused activation and scatters: 10); none for the generic path,
+#: which gathers every expert's rows in one ``get_rows`` kernel after its host sort and scatters them
+#: in one more (ggml-cuda.cu ``ggml_cuda_mul_mat_id``: ``ids_to_sorted_host``), so its per-expert
+#: calls are the GEMMs themselves.
+HOST_LOOP = {"ik": (13, 2, 10), "generic": (9, 3, 0)}
 
 
 def host_routed(system: System) -> str | None:
@@ -143,9 +149,12 @@ class ExpertWork:
     padded_flops: float = 0.0  # what the kernels compute: whole column tiles per touched expert
     weight_bytes: float = 0.0  # their weights read, once per micro-batch per touched expert
     dispatch_bytes: float = 0.0  # activations moved per (token, expert) slot
-    #: Host time of the per-expert loop where the host routes (host_routed), at the priors: the
-    #: GPU runs the launched matmuls meanwhile, so the experts take the longer of the two.
+    #: Host time of the per-expert loop where the host routes (host_routed), at the priors: kernel
+    #: launches plus scans of the router's choices.
     host_loop_s: float = 0.0
+    #: Stream time of the loop's small kernels (:data:`HOST_LOOP`, third number), which adds to the
+    #: matmuls' work where the host's launches and scans overlap it.
+    stream_s: float = 0.0
 
 
 def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
@@ -173,17 +182,23 @@ def expert_work(
         padded = max(flops, 2 * profile.expert_params * padded_columns(per_batch, share, tile) * micro_batches)
     slots = tokens * arch.experts_per_token * profile.expert_layers
     per_slot = SLOT_BYTES_PER_HIDDEN * arch.hidden_size + SLOT_BYTES_PER_FFN * expert_intermediate(arch, profile)
-    host_loop_s = 0.0
+    host_loop_s = stream_s = 0.0
     if host_loop:
-        launches, scans = HOST_LOOP[host_loop]
+        # The loop's kernels run one after another on the card's one stream, and a short kernel
+        # launched back to back occupies it for about KERNEL_LAUNCH_S (NVIDIA's measurement: 2.9 us
+        # of execution per 3.8 us launch), so its small kernels are stream time that adds to the
+        # matmuls' work rather than hides under it; the host's launches and scans overlap the card.
+        launches, scans, small = HOST_LOOP[host_loop]
         per_batch = math.ceil(tokens / micro_batches)
-        per_layer = (arch.n_experts * touched_fraction * launches * KERNEL_LAUNCH_S
-                     + scans * arch.n_experts * per_batch * arch.experts_per_token * HOST_SCAN_S)
-        host_loop_s = micro_batches * profile.expert_layers * per_layer
+        touched = micro_batches * profile.expert_layers * arch.n_experts * touched_fraction
+        stream_s = touched * small * KERNEL_LAUNCH_S
+        host_loop_s = touched * launches * KERNEL_LAUNCH_S + (
+            micro_batches * profile.expert_layers * scans * arch.n_experts * per_batch * arch.experts_per_token * HOST_SCAN_S)
     return ExpertWork(
         flops=flops,
         padded_flops=padded,
         weight_bytes=micro_batches * touched_bytes,
         dispatch_bytes=slots * per_slot,
         host_loop_s=host_loop_s,
+        stream_s=stream_s,
     )

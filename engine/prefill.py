@@ -388,7 +388,10 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     memory_s = (f.memory_bytes - work.weight_bytes) / bandwidth
     # On CPUs an expert's matmul costs expert_pp_cost times a dense one per FLOP (params.py).
     expert_cost = p.expert_pp_cost if f.vector_rate else 1.0
-    experts_s = max(work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth, work.host_loop_s)
+    # The small kernels of ik_llama.cpp's per-expert loop are stream time (moe.expert_work): they add
+    # to the matmuls' work; the host's launches and scans overlap it.
+    experts_s = max(max(work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth) + work.stream_s,
+                    work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
     fixed_s = f.micro_batches * p.t_ubatch_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor

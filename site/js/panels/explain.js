@@ -86,7 +86,7 @@ function prefillRows(e, request, device) {
     rows.push(["Routing", `${fmt.duration(b.prefill_dispatch_s)} moving every token's activations to its experts and back, at the memory bandwidth`]);
   }
   if (b.prefill_host_loop_s > 0) {
-    rows.push(["Expert loop on the host", `${fmt.duration(b.prefill_host_loop_s)}: at every MoE layer the host copies the router's choices, waits for the GPU and launches each touched expert's matmuls one by one (ik_llama.cpp; llama.cpp with 16-bit weights); the experts take the longer of this and their GPU time`]);
+    rows.push(["Expert loop on the host", `${fmt.duration(b.prefill_host_loop_s)}: at every MoE layer the host copies the router's choices, waits for the GPU and launches each touched expert's matmuls one by one (ik_llama.cpp; llama.cpp with 16-bit weights); the experts take the longer of this and their GPU time, to which ik_llama.cpp's small per-expert kernels (memsets, gathers, scatters, quantisations) add their stream time`]);
   }
   if (b.prefill_pipeline) rows.push(["Across the cards", b.prefill_pipeline]);
   if (b.prefill_transfer_s > 0) rows.push(["Copying offloaded weights", `${fmt.duration(b.prefill_transfer_s)}`]);
