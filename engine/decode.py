@@ -64,10 +64,11 @@ from dataclasses import dataclass
 
 from . import intel_matvec
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
+from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
 from .parallel import pcie_link, split_sync_parts
-from .quant import KV_CODEBOOK_TYPES
+from .quant import KV_CODEBOOK_TYPES, storage
 from .roofline import (
     bandwidth_bytes_s,
     clock_factor,
@@ -152,6 +153,10 @@ class StepFeatures:
     #: times the engine's bytes in flight per SM it bounds the streaming rate (0 = no bound).
     sms_per_latency: float = 0.0
     weight_stream_factor: float = 1.0  # weight-stream time over the float mat-vec's (intel_matvec)
+    #: The engine's per-layer kernel chain in units of llama.cpp's (layerchain.py).
+    layer_chain: float = 1.0
+    #: Operations per weight to decode a trellis code (quant/storage.py ``decode_ops``), never hidden.
+    weight_decode_ops: float = 0.0
     #: Unpacking runs alongside the weight stream (unpacking.unpacking_overlaps: Apple GPUs).
     unpack_overlaps: bool = False
 
@@ -324,6 +329,8 @@ def step_features(
         transfer_s=transfer_s,
         sms_per_latency=latency_bound_sms(device, backend) * cards,
         weight_stream_factor=intel_matvec.stream_factor(system),
+        layer_chain=layer_chain_factor(system),
+        weight_decode_ops=storage(system.quant.weight_type).decode_ops,
         unpack_overlaps=unpacking_overlaps(backend),
     )
 
@@ -346,24 +353,6 @@ def unfused_attention_factor(system: System, context: float) -> float:
     return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)
 
 
-#: Kernels of a dense layer's decode chain, the unit t_layer_s pays for (docs/calibration.md, "What
-#: would move the decode figure": ~21 per layer in llama.cpp's graph).
-DENSE_LAYER_KERNELS = 21
-#: Ollama's recurrent state is F32 (model/models/qwen3next/deltanet.go: the delta state's zeros are DTypeF32).
-STATE_BYTES_PER_ELEMENT = 4
-
-
-def unfused_recurrent(system: System) -> tuple[float, float]:
-    """(state bytes, kernels) an engine's unfused gated-DeltaNet decode adds per sequence and step
-    over a fused kernel's (engines.toml ``recurrent_state_passes``, ``recurrent_extra_kernels``)."""
-    engine = system.engine
-    linear = [layer for layer in system.arch.attention if layer.kind == "linear"]
-    if not linear or not (engine.recurrent_state_passes or engine.recurrent_extra_kernels):
-        return 0.0, 0.0
-    state = sum(layer.state_elements for layer in linear) * STATE_BYTES_PER_ELEMENT
-    return engine.recurrent_state_passes * state, engine.recurrent_extra_kernels * len(linear)
-
-
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
     """Seconds of a step with features ``f`` under parameters ``p`` (``host`` for the CPU part)."""
     device_bytes, host_bytes, device_params, codebook_params = f.weight_bytes(p.moe_batch_exponent)
@@ -375,6 +364,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         bandwidth = cpu_bandwidth(bandwidth, f.cpu_threads, f.cpu_cores, f.cpu_ccds, p.core_bw_gbs, p.ccd_bw_gbs)
     dequant_ops = p.dequant_ops * (1 - f.repacked_share * (1 - 1 / REPACK_ROWS))
     unpack_s = (device_params * dequant_ops + codebook_params * p.codebook_ops) / f.flops_rate if f.quantized else 0.0
+    unpack_s += device_params * f.weight_decode_ops / f.flops_rate
     weights_s = device_bytes * f.weight_stream_factor / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
     kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
@@ -383,9 +373,10 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     ) / f.flops_rate
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
     batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
-    recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * f.clock_factor
+    chain = f.clock_factor * f.layer_chain  # per-kernel latency is GPU cycles; the chain's length is the engine's
+    recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * chain
     recurrent_s += f.unfused_state_kernels * p.t_layer_s / DENSE_LAYER_KERNELS * f.clock_factor + f.unfused_state_bytes / bandwidth
-    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * f.clock_factor + recurrent_s + batched_s
+    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * chain + recurrent_s + batched_s
     # CPU threads meet at a barrier after every graph node: a cost per layer that grows with them.
     fixed_s += p.t_sync_thread_s * f.layers * f.sync_threads
     host_s = 0.0

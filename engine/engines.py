@@ -28,6 +28,7 @@ SCHEMA = (
     Field("quant_aliases", dict),
     Field("recurrent_state_passes", float),
     Field("recurrent_extra_kernels", float),
+    Field("decode_layer_kernels", float),
 )
 
 
@@ -63,6 +64,9 @@ class Engine:
     #: kernel's one read and one write, and kernels per layer beyond the fused path's; 0 = fused.
     recurrent_state_passes: float = 0.0
     recurrent_extra_kernels: float = 0.0
+    #: Kernels its captured single-token step runs per dense layer, where it fuses the layer into a
+    #: shorter chain than llama.cpp's (layerchain.py); 0 = llama.cpp's chain.
+    decode_layer_kernels: float = 0.0
 
     def kv_cache_types(self) -> tuple[str, ...]:
         """The KV cache types this engine offers (its own list, else its base's, and so on)."""

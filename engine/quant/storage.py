@@ -34,6 +34,9 @@ class Storage:
     #: tables in ggml-common.h) plus sign bits: unpacking gathers table entries, which SIMD CPU
     #: kernels cannot do as cheaply as shifting nibbles (decode.py, ``codebook_ops``).
     codebook: bool = False
+    #: Vector operations per weight a GPU kernel spends decoding the code into a value, where no
+    #: integer dot product hides it (decode.py adds them to the unpacking time): EXL3's trellis.
+    decode_ops: float = 0.0
 
     @property
     def bits_per_weight(self) -> float:
@@ -163,6 +166,15 @@ OTHER_TYPES: dict[str, Storage] = {
 #: exllamav3 EXL3 tensors: ``exl3-<bits>``, a trellis code of exactly ``bits`` per weight in 16x16
 #: tiles plus fp16 sign vectors over the input and output channels (suh, svh).
 EXL3_TYPE = re.compile(r"^exl3-(\d+(?:\.\d+)?)$")
+#: Decoding one EXL3 weight in exllamav3's matrix-vector kernels: a funnel shift and mask take its
+#: 16-bit window from the bitstream, then the procedural codebook runs a multiply-add, a LOP3 and
+#: half of a byte permute and a HADD2 per weight (decode_3inst_2 in
+#: https://github.com/turboderp-org/exllamav3/blob/master/exllamav3/exllamav3_ext/quant/codebook.cuh):
+#: ~5 integer instructions, which GeForce SMs (Ampere, Ada) issue on 64 of their 128 FP32 lanes, so
+#: each costs 2 lane slots of 2 FLOPs at the catalog's FP32 rate: 20. Nothing hides it the way
+#: dp4a hides GGUF unpacking, which is why exllamav3 decodes slower than llama.cpp on Ampere
+#: (https://github.com/turboderp-org/exllamav3/issues/144). A prior, not fitted.
+EXL3_DECODE_OPS = 20.0
 
 
 @cache
@@ -174,7 +186,7 @@ def storage(type_name: str) -> Storage:
     match = EXL3_TYPE.match(type_name)
     if match:
         bits = float(match.group(1))
-        return Storage(type_name, 16, 16 * bits / 8, row_bytes=2, col_bytes=2)
+        return Storage(type_name, 16, 16 * bits / 8, row_bytes=2, col_bytes=2, decode_ops=EXL3_DECODE_OPS)
     raise KeyError(f"unknown storage type {type_name!r}")
 
 

@@ -1,0 +1,42 @@
+"""The per-layer kernel chain of a decode step: how many small kernels an engine runs per layer,
+the unit the fixed per-layer costs (``t_layer_s``, ``t_moe_layer_decode_s``,
+``t_recurrent_layer_s``) are fitted in.
+
+A single-token step is a chain of dependent kernels per layer; with the step captured in a CUDA
+graph (llama.cpp, vLLM) each one costs about its own short run, so the chain's time is its length
+in kernels times a per-kernel latency (decode.py scales it with the GPU clock). The calibration
+rows come almost all from llama.cpp, so the fitted costs are llama.cpp's chain of
+``DENSE_LAYER_KERNELS``; an engine whose graph fuses more of the layer into fewer kernels
+(engines.toml ``decode_layer_kernels``) pays its own length at the same per-kernel latency.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .system import System
+
+#: Kernels of a dense layer's decode chain, the unit t_layer_s pays for (docs/calibration.md, "What
+#: would move the decode figure": ~21 per layer in llama.cpp's graph).
+DENSE_LAYER_KERNELS = 21
+#: Ollama's recurrent state is F32 (model/models/qwen3next/deltanet.go: the delta state's zeros are DTypeF32).
+STATE_BYTES_PER_ELEMENT = 4
+
+
+def layer_chain_factor(system: System) -> float:
+    """The engine's per-layer decode chain in units of llama.cpp's (1 where engines.toml states no
+    ``decode_layer_kernels``: llama.cpp and the engines that run its graph)."""
+    kernels = system.engine.decode_layer_kernels
+    return kernels / DENSE_LAYER_KERNELS if kernels else 1.0
+
+
+def unfused_recurrent(system: System) -> tuple[float, float]:
+    """(state bytes, kernels) an engine's unfused gated-DeltaNet decode adds per sequence and step
+    over a fused kernel's (engines.toml ``recurrent_state_passes``, ``recurrent_extra_kernels``)."""
+    engine = system.engine
+    linear = [layer for layer in system.arch.attention if layer.kind == "linear"]
+    if not linear or not (engine.recurrent_state_passes or engine.recurrent_extra_kernels):
+        return 0.0, 0.0
+    state = sum(layer.state_elements for layer in linear) * STATE_BYTES_PER_ELEMENT
+    return engine.recurrent_state_passes * state, engine.recurrent_extra_kernels * len(linear)
