@@ -20,8 +20,9 @@ MEASUREMENTS = ROOT / "data" / "calibration" / "measurements.csv"
 #: population medians and the engine-specific values its keys inherit from a base engine depend on
 #: that backend's rows only, so fitting them alone must reproduce their part of fit.json exactly.
 #: Between them: several engines on one backend (cpu: llama.cpp, its legacy builds, ik_llama.cpp),
-#: the Vulkan drivers, ROCm. The whole refit (``calibrate --check``) runs in scripts/test.
-REFIT_BACKENDS = ("cpu", "vulkan-amdvlk", "rocm")
+#: the Vulkan drivers (refitted together: they pool their decode values, engine/tools/pools.py), ROCm.
+#: The whole refit (``calibrate --check``) runs in scripts/test.
+REFIT_BACKENDS = ("cpu", "vulkan+vulkan-amdvlk", "rocm")
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +39,15 @@ def test_the_committed_fit_is_what_a_fresh_fit_gives(cases, backend):
     from engine.tools.calibrate import fit_all
 
     committed = json.loads(FIT_FILE.read_text(encoding="utf-8"))
-    rows = [case for case in cases if case.system.backend == backend]
+    backends = backend.split("+")
+    rows = [case for case in cases if case.system.backend in backends]
     fresh = fit_all(rows)
-    keys = sorted(key for key in committed["backends"] if key.endswith(f"/{backend}"))
+    keys = sorted(key for key in committed["backends"] if key.split("/")[1] in backends)
     assert keys and sorted(fresh["backends"]) == keys
     for key in keys:
         assert fresh["backends"][key] == committed["backends"][key], key
-    assert fresh["population"][backend] == committed["population"][backend]
+    for name in backends:
+        assert fresh["population"][name] == committed["population"][name]
 
 
 def test_the_committed_fit_covers_every_measured_key(cases):
@@ -145,11 +148,15 @@ def test_ranges_come_from_leave_one_device_out_errors():
     llama = fit["backends"]["llama-cpp/cuda"]["residuals"]["tg"]
     resolved = resolve_params(("llama-cpp",), "cuda", "tg")
     assert resolved.ratio_p10 == min(llama["ratio_p10"], 1.0) and resolved.ratio_p90 == max(llama["ratio_p90"], 1.0)
-    # Each unit's value counts once; every key's fitted names are its unit's.
+    # Each unit's value counts once (a pool's shared value too: engine/tools/pools.py); every
+    # key's fitted names are those of its unit's slots it takes part in.
+    from engine.tools.pools import names_for
+
     assert fit["fitted_values"] == sum(len(u["fitted"]) for u in fit["units"].values())
     for key, entry in fit["backends"].items():
-        assert entry["fitted"] == (fit["units"][entry["unit"]]["fitted"] if entry["unit"] else []), key
-        assert not entry["unit"] or sorted(fit["units"][entry["unit"]]["evidence"]) == entry["fitted"], key
+        unit = fit["units"].get(entry["unit"]) if entry["unit"] else None
+        assert entry["fitted"] == (names_for(key, unit["fitted"], unit["keys"]) if unit else []), key
+        assert not unit or sorted(unit["evidence"]) == unit["fitted"], key
 
 
 def test_cross_validation_never_sees_the_held_out_device(cases):
@@ -466,3 +473,30 @@ def test_measured_points_show_chunk_counting_rows_in_tokens_per_second():
         assert round(float(row["tokens_per_s"]) * TOKENS_PER_STREAMED_CHUNK, 3) in shown
     assert {p[-1] for p in points if p[4] == "mlx-lm" and p[8] == "tg"} <= {
         float(r["tokens_per_s"]) for r in csv.DictReader(open(MEASUREMENTS, encoding="utf-8")) if r["engine"] == "mlx-lm"}
+
+
+def test_a_pool_shares_its_values_and_the_three_device_rule_holds():
+    """engine/tools/pools.py: the keys of a pool predict with one value of each shared parameter
+    (a slot labelled by the bare name), a value of their own for the others (``name@key``); a
+    value calibrate.BY_MIN_DEVICES names is fitted only where rows of >= 3 devices move it; and
+    the bench names a reason for every fitted value identified by fewer (pools.STAYS)."""
+    from engine.tools.calibrate import BY_MIN_DEVICES, MIN_DEVICES
+    from engine.tools.pools import POOLS, slot, why_fitted
+
+    fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
+    pools = {unit: entry for unit, entry in fit["units"].items() if unit.startswith("pool:")}
+    assert sorted(pools) == sorted(f"pool:{name}" for name in POOLS)
+    for unit, entry in pools.items():
+        shared = POOLS[unit[len("pool:"):]][1]
+        for label in entry["fitted"]:
+            name, keys = slot(label, entry["keys"])
+            values = {fit["backends"][k]["params"][name] for k in keys}
+            assert (len(keys) == len(entry["keys"])) == (name in shared), label
+            assert len(values) == 1, (unit, label, values)
+    for unit, entry in fit["units"].items():
+        for label, evidence in entry["evidence"].items():
+            name, keys = slot(label, entry["keys"])
+            if name in BY_MIN_DEVICES or any(f"{name}@{k}" in BY_MIN_DEVICES for k in keys):
+                assert evidence["devices"] >= MIN_DEVICES, (unit, label)
+            if evidence["devices"] < MIN_DEVICES:
+                assert why_fitted(unit, label) != "no reason recorded", (unit, label)

@@ -26,7 +26,8 @@ from collections import defaultdict
 from ..api import estimate
 from ..catalog import DATA_DIR
 from .bounds import count_line
-from .calibrate import MEASUREMENTS, cross_validate, fit_all, jacobian_report
+from .calibrate import MEASUREMENTS, cross_validate, fit_all
+from .identify import jacobian_report
 from .score import load_cases, percentile, score_cases
 from .shared import HYBRID
 
@@ -95,7 +96,7 @@ def design_lines(cases: list, fit: dict) -> list[str]:
     """Fitted values, rows per value, distinct devices and sources per key, and per unit (a key,
     or a pool of keys sharing one value per parameter: borrowing.units_of) the rows and devices
     that identify each fitted value and the joint rank and condition number of its fitted values
-    (calibrate.jacobian_report). A value counts once however many keys share it, and counts when
+    (identify.jacobian_report). A value counts once however many keys share it, and counts when
     the optimiser moves it."""
     n_rows = len(cases)
     values = fit["fitted_values"]
@@ -129,7 +130,23 @@ def design_lines(cases: list, fit: dict) -> list[str]:
         rank, n_free, condition = jacobian[unit]
         each = ", ".join(f"`{n}` {e['rows']}/{e['devices']}" for n, e in sorted(entry.get("evidence", {}).items()))
         lines.append(f"| {unit} | {entry['rows']} | {entry['devices']} | {n_free} | {rank} of {n_free} | {condition:.3g} | {each} |")
-    return lines
+    return lines + _below_three_lines(units)
+
+
+def _below_three_lines(units: dict) -> list[str]:
+    """The fitted values rows of fewer than 3 devices identify, grouped by why each stays fitted
+    (engine/tools/pools.py STAYS: what fixing it at its prior or sharing it measured held out)."""
+    from .pools import why_fitted
+
+    reasons: dict = defaultdict(list)
+    for unit, entry in sorted(units.items()):
+        for label, e in sorted(entry.get("evidence", {}).items()):
+            if e["devices"] < 3:
+                reasons[why_fitted(unit, label)].append(f"`{label}` ({unit.split(':', 1)[1]}) {e['rows']}/{e['devices']}")
+    if not reasons:
+        return []
+    out = ["", "| why these values, identified by rows of fewer than 3 devices, stay fitted | values (rows / devices) |", "|---|---|"]
+    return out + [f"| {reason} | {', '.join(values)} |" for reason, values in sorted(reasons.items(), key=lambda r: -len(r[1]))]
 
 
 #: The shared-tree candidates (engine/tools/shared.CANDIDATES) the structures table fits (each

@@ -15,6 +15,7 @@ from collections import Counter
 
 from ..params import BOUND_REASONS
 from .calibrate import BOUNDS, DOCS, FIT_FILE, calibrate_main
+from .pools import slot
 
 #: Distance in log space within which a value counts as on its bound.
 ON_BOUND = 0.01
@@ -42,9 +43,10 @@ def audit(fit: dict) -> list[dict]:
     out = []
     units = fit.get("units") or {f"key:{key}": {"keys": [key], "fitted": entry["fitted"]} for key, entry in fit["backends"].items()}
     for unit, unit_entry in sorted(units.items()):
-        keys = unit_entry["keys"]
-        label = keys[0] if len(keys) == 1 else f"{unit} ({', '.join(keys)})"
-        for name in unit_entry["fitted"]:
+        for slot_label in unit_entry["fitted"]:
+            # A pool's slot (engine/tools/pools.py): a name all its keys share, or name@key.
+            name, keys = slot(slot_label, unit_entry["keys"])
+            label = keys[0] if len(keys) == 1 else f"{unit} ({', '.join(keys)})"
             for key in keys:
                 value = float(fit["backends"][key]["params"][name])
                 side = side_of(name, value)
