@@ -90,7 +90,19 @@ HOST_SCAN_S = 1e-9
 #: which gathers every expert's rows in one ``get_rows`` kernel after its host sort and scatters them
 #: in one more (ggml-cuda.cu ``ggml_cuda_mul_mat_id``: ``ids_to_sorted_host``), so its per-expert
 #: calls are the GEMMs themselves.
-HOST_LOOP = {"ik": (13, 2, 10), "generic": (9, 3, 0)}
+#: - llama.cpp's SYCL ``ggml_sycl_mul_mat_id`` for more than one token (every build to date; ggml
+#:   sync bec0c849 of 2026-05-01, the calibration rows' b9039, and still at 2026-08's): one
+#:   ``stream->wait()`` for the router's choices per call, then per touched expert a memset of a
+#:   row counter, a gather kernel, ``ggml_sycl_mul_mat`` (no MMQ on SYCL, ``ggml_sycl_supports_mmq``
+#:   returns false: src0 dequantised to FP16, src1 converted to FP16, a oneDNN GEMM: 3) and a
+#:   scatter kernel: 6 per call, 18 for gate, up and down; the small kernels are all but the GEMM
+#:   and the weights' dequantisation (memset, gather, src1 conversion, scatter: 4 per call, 12).
+#:   Before llama.cpp PR 23142 (ggml sync 2026-05-22) the host scans every (token, slot) of the
+#:   router's choices once per expert (3 scans of all experts x tokens x slots per layer); since, a
+#:   counting sort scans them once per call, which this count overstates (0.05-0.15 s per 512-token
+#:   micro-batch at HOST_SCAN_S for the calibration's MoE models, below the launches' 0.3-0.8 s).
+#:   https://github.com/ggml-org/ggml/blob/bec0c849/src/ggml-sycl/ggml-sycl.cpp
+HOST_LOOP = {"ik": (13, 2, 10), "generic": (9, 3, 0), "sycl": (18, 3, 12)}
 
 
 def host_routed(system: System) -> str | None:
@@ -102,10 +114,12 @@ def host_routed(system: System) -> str | None:
     did before mid-2024, and still does wherever the experts do not run in the MMQ kernels, whose
     MoE helper moved to device code in PR 15525 ("This eliminates the need for synchronization",
     https://github.com/ggml-org/llama.cpp/pull/15525): 16-bit weights, cards below compute
-    capability 6.1."""
-    if not system.arch.is_moe or system.backend not in ("cuda", "rocm"):
+    capability 6.1. llama.cpp's SYCL backend routes on the host for every type (HOST_LOOP "sycl")."""
+    if not system.arch.is_moe or system.backend not in ("cuda", "rocm", "sycl"):
         return None
     lineage = system.engine.lineage()
+    if system.backend == "sycl":
+        return "sycl" if "llama-cpp" in lineage and "ik-llama-cpp" not in lineage else None
     if "ik-llama-cpp" in lineage:
         return "ik"
     if "llama-cpp" not in lineage:

@@ -175,15 +175,25 @@ SHADER_RATE_BACKENDS = ("vulkan",)
 #: runs the tile kernel on the shader ALUs (fattn.cu: "If there are no tensor cores available,
 #: use the generic tile kernel"), at the packed-FP16 rate of twice the FP32 figure.
 AMD_MATRIX_FA_BUILD = 7654
+#: The same on llama.cpp's SYCL backend: its flash attention (ggml-sycl/fattn.cpp, since PR 20190 of
+#: March 2026) runs the vec and generic tile kernels on the Xe vector engines until PR 25222 ("The
+#: current SYCL flash attention ... uses shader unit (XVE engine)"; oneDNN's fused SDPA on the XMX
+#: engines, measured on the Arc Pro B70 at 4.26x the prefill at 80k tokens,
+#: https://github.com/ggml-org/llama.cpp/pull/25222), whose base was b9856: the first build that can
+#: hold it is 9857 (approximate; the calibration's SYCL rows are b9039).
+SYCL_MATRIX_FA_BUILD = 9857
+MATRIX_FA_BUILD = {"rocm": AMD_MATRIX_FA_BUILD, "sycl": SYCL_MATRIX_FA_BUILD}
 
 
 def attention_slowdown(system: System, matmul_rate: float) -> float:
-    """How many times slower prefill attention runs than the matrix rate: >1 only on ROCm with a
-    stated llama.cpp build older than AMD_MATRIX_FA_BUILD, on a GPU whose matrix units outrun
-    its packed FP16 ALUs (RDNA4: 4x FP32, so 2x; RDNA3's WMMA runs at its ALUs' rate: 1)."""
+    """How many times slower prefill attention runs than the matrix rate: >1 only on ROCm or SYCL
+    with a stated llama.cpp build older than the backend's MATRIX_FA_BUILD, on a GPU whose matrix
+    units outrun its packed FP16 ALUs (RDNA4: 4x FP32, so 2x; RDNA3's WMMA runs at its ALUs' rate:
+    1; Xe2's XMX: 8x FP32, so 4x)."""
     build = system.options.llama_cpp_build
     fp32 = system.device.fp32_tflops
-    if system.backend != "rocm" or build is None or build >= AMD_MATRIX_FA_BUILD or not fp32 or not system.flash_attn:
+    first = MATRIX_FA_BUILD.get(system.backend)
+    if first is None or build is None or build >= first or not fp32 or not system.flash_attn:
         return 1.0
     return max(1.0, matmul_rate / (2 * fp32 * 1e12))
 
