@@ -63,6 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import intel_matvec
+from .matvec_batch import matvec_alu_adds, matvec_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
 from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent
 from .offload import PCIE_EFFICIENCY, op_offload
@@ -118,6 +119,7 @@ class StepFeatures:
     batch: int = 1
     expert_share: float = 1.0  # experts per token / experts (1 for dense models)
     quantized: bool = False  # weights are unpacked on the way into the matmuls
+    alu_adds: bool = False  # the matmuls' ALU work adds to the weight stream (matvec_batch.py)
     clock_factor: float = 1.0  # reference clock / the GPU's clock
     unified_memory: bool = False  # an SoC's LPDDR shared with the CPU, not a card's GDDR/HBM
     #: Per-core bandwidth limit of a CPU backend: threads in use (0 = not a CPU backend), the
@@ -196,9 +198,12 @@ class StepTime:
     #: The unpacking joins the multiply-adds' ALU stream, which overlaps the memory stream
     #: (unpacking.py), instead of adding to the memory stream.
     unpack_overlaps: bool = False
+    alu_adds: bool = False
 
     def _streams(self) -> tuple[float, float]:
         """(memory-side, ALU-side) seconds of the weight matmuls."""
+        if self.alu_adds:
+            return self.weights_s + self.matmul_s, 0.0
         if self.unpack_overlaps:
             return self.weights_s - self.unpack_s, self.matmul_s + self.unpack_s
         return self.weights_s, self.matmul_s
@@ -313,7 +318,7 @@ def step_features(
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
         sync_threads=threads,
         attention_rate_factor=cpu_attention_rate(device, system.options.kv_quant) if threads else 1.0,
-        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else 1.0,
+        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else matvec_rate_factor(system, tokens),
         moe_layers=system.profile.expert_layers,
         repacked_share=repacked_share(
             arch, system.quant, repacked_types(cpu_isa(device), system.engine.lineage(), system.options.llama_cpp_build)
@@ -332,6 +337,7 @@ def step_features(
         layer_chain=layer_chain_factor(system),
         weight_decode_ops=storage(system.quant.weight_type).decode_ops,
         unpack_overlaps=unpacking_overlaps(backend),
+        alu_adds=matvec_alu_adds(system, tokens),
     )
 
 
@@ -388,7 +394,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return StepTime(
         weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s,
-        f.transfer_s, f.unpack_overlaps,
+        f.transfer_s, f.unpack_overlaps, f.alu_adds,
     )
 
 

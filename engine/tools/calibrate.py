@@ -105,6 +105,10 @@ FOLD_ITERATIONS = 6
 BY_MIN_DEVICES: frozenset[str] = frozenset(
     [f"soc_bw_factor@{key}" for key in ("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk", "llama-cpp/cpu")]
     + ["soc_bw_factor@ik-llama-cpp/cpu", "codebook_ops@llama-cpp/cpu"]
+    # In the CPU pool only the 2023 builds' 4 rows at depth (two Macs) move these; fitted on them
+    # they set every mainline CPU's depth cost (a 2-core Zen 4 slice at 4k tokens of context fell
+    # to 0.23x of its empty-context rate, measured 0.61x: tests/test_cpu_physics.py).
+    + ["eta_attn_decode@llama-cpp/cpu", "kv_read_factor@llama-cpp/cpu"]
 )
 
 

@@ -116,10 +116,6 @@ STAYS: dict[str, str] = {
     ),
 }
 STAYS["sync_data_factor"] = STAYS["sync_factor"]
-for _name in ("eta_attn_decode", "kv_read_factor"):
-    STAYS[f"{_name}@llama-cpp+legacy/cpu"] = (
-        "moved only by the 2023 builds' 4 CPU rows at depth (M1 Max, M3) in the CPU pool; not tried at the prior in this pass"
-    )
 STAYS["expert_pp_cost"] = STAYS["attn_cost_nofa"]
 
 
