@@ -176,6 +176,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
     empty_step = step_at(system, 0, 1)
     measured = _measured(system, run_start)
     matrix_rate = matmul_flops(system.device, system.quant, system.backend)
+    sixteen_bit_share = blas_share(system)
     tier, tier_reason = _tier(system, measured)
     prefill_tps = (o.prompt_tokens - cached) * o.batch / prefill.total_s if prefill.total_s else 0.0
     params = system.params
@@ -250,8 +251,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_attention_slowdown": attention_slowdown(system, matrix_rate),
             # The BLAS library's slowdown where it multiplies something: 16-bit weights, or a
             # quantised file's 16-bit tensors (blas_share).
-            "prefill_gemm_slowdown": gemm_slowdown(system, matrix_rate) if system.quant.kind == "dense" or blas_share(system) else 1.0,
-            "prefill_blas_share": blas_share(system),
+            "prefill_gemm_slowdown": gemm_slowdown(system, matrix_rate) if system.quant.kind == "dense" or sixteen_bit_share else 1.0,
+            "prefill_blas_share": sixteen_bit_share,
             "prefill_experts_s": prefill.experts_s,
             # A layer split: whether prompt micro-batches overlap across the cards, and why.
             "prefill_pipeline": _pipeline_text(system),

@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import intel_matvec
-from .matvec_batch import matvec_alu_adds, matvec_rate_factor
+from .matvec_batch import matvec_alu_adds, mmvq_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
 from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent
 from .offload import PCIE_EFFICIENCY, op_offload
@@ -230,6 +230,7 @@ def step_features(
     arch = system.arch
     placement = system.placement
     tokens = batch * tokens_per_sequence
+    alu_adds = matvec_alu_adds(system, tokens)  # matvec_batch.py
 
     dense = profile.dense_read + profile.lookup_row * tokens
     experts = profile.experts
@@ -318,7 +319,7 @@ def step_features(
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
         sync_threads=threads,
         attention_rate_factor=cpu_attention_rate(device, system.options.kv_quant) if threads else 1.0,
-        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else matvec_rate_factor(system, tokens),
+        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else mmvq_rate_factor(alu_adds),
         moe_layers=system.profile.expert_layers,
         repacked_share=repacked_share(
             arch, system.quant, repacked_types(cpu_isa(device), system.engine.lineage(), system.options.llama_cpp_build)
@@ -337,7 +338,7 @@ def step_features(
         layer_chain=layer_chain_factor(system),
         weight_decode_ops=storage(system.quant.weight_type).decode_ops,
         unpack_overlaps=unpacking_overlaps(backend),
-        alu_adds=matvec_alu_adds(system, tokens),
+        alu_adds=alu_adds,
     )
 
 

@@ -41,4 +41,9 @@ def matvec_alu_adds(system, tokens: int) -> bool:
 def matvec_rate_factor(system, tokens: int) -> float:
     """Rate of those multiply-adds over the FP32 vector rate: MMVQ's dot products are dp4a
     instructions (four int8 multiply-adds each, issued at the FMA rate: roofline.DP4A_INT8_PER_FP32)."""
-    return float(DP4A_INT8_PER_FP32) if matvec_alu_adds(system, tokens) else 1.0
+    return mmvq_rate_factor(matvec_alu_adds(system, tokens))
+
+
+def mmvq_rate_factor(alu_adds: bool) -> float:
+    """The same, given whether the step's multiply-adds add to its stream (decode.py asks once)."""
+    return float(DP4A_INT8_PER_FP32) if alu_adds else 1.0
