@@ -500,3 +500,19 @@ def test_a_pool_shares_its_values_and_the_three_device_rule_holds():
                 assert evidence["devices"] >= MIN_DEVICES, (unit, label)
             if evidence["devices"] < MIN_DEVICES:
                 assert why_fitted(unit, label) != "no reason recorded", (unit, label)
+
+
+def test_the_docs_parameter_table_bolds_only_a_keys_own_fitted_values():
+    from engine.tools.bench import parameter_lines
+
+    fit = {
+        "backends": {
+            "a/cuda": {"fitted": ["eta_bw"], "params": {"eta_bw": 0.9, "t_token_s": 1e-4}},
+            "b/cuda": {"fitted": ["t_token_s"], "params": {"eta_bw": 0.8, "t_token_s": 2e-4}},
+            "c/cuda": {"fitted": [], "params": {"eta_bw": 0.7, "t_token_s": 3e-4}},
+        }
+    }
+    lines = parameter_lines(fit)
+    assert lines[0] == "| parameter | a/cuda | b/cuda |"  # a key that fits nothing has no column
+    assert lines[2] == "| eta_bw | **0.9** | 0.8 |"
+    assert lines[3] == "| t_token_s | 0.0001 | **0.0002** |"
