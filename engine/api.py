@@ -13,6 +13,7 @@ from .catalog import GB
 from . import intel_matvec
 from .decode import ceiling_tps, latency_bound, run_mean_step, step_at, unfused_attention_factor
 from .errors import EngineInputError
+from .layerchain import vlm_sync_s
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
@@ -234,6 +235,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "fixed_s": mean_step.fixed_s,
             "batched_s": mean_step.batched_s,
             "recurrent_s": mean_step.recurrent_s,
+            # oMLX before PR 688: a host sync per layer on a vision-language model's path (in fixed_s).
+            "vlm_sync_s": vlm_sync_s(system, o.batch),
             "host_s": mean_step.host_s,
             # From 32 tokens a step (llama.cpp's op offload) the host-resident weights cross PCIe.
             "transfer_s": mean_step.transfer_s,

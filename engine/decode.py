@@ -8,7 +8,7 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
             (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
       + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
-      + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]
+      + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
       [+ t_sync_thread * layers * threads on a CPU backend]
     (on Metal the unpacking term moves into the second argument of the first max: unpacking.py)
 
@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from . import intel_matvec
 from .matvec_batch import matvec_alu_adds, mmvq_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
-from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent
+from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
 from .parallel import pcie_link, split_sync_parts
@@ -148,6 +148,8 @@ class StepFeatures:
     #: kernels it launches per step beyond a fused kernel's.
     unfused_state_bytes: float = 0.0
     unfused_state_kernels: float = 0.0
+    #: Host synchronisations per step of an engine's vision-language path (layerchain.vlm_sync_s), seconds.
+    vlm_sync_s: float = 0.0
     #: Seconds of PCIe copies of weights held in system RAM, for a step of op-offload size
     #: (offload.OP_OFFLOAD_MIN_BATCH tokens or more; a prior, not fitted).
     transfer_s: float = 0.0
@@ -327,6 +329,7 @@ def step_features(
         recurrent_layers=sum(1 for layer in arch.attention if layer.kind in ("linear", "ssm")),
         unfused_state_bytes=unfused_bytes * tokens,
         unfused_state_kernels=unfused_kernels,
+        vlm_sync_s=vlm_sync_s(system, batch),
         device_codebook_dense_params=codebook_dense,
         device_codebook_expert_params=codebook_experts,
         device_kv_codebook_elements=(
@@ -383,7 +386,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     chain = f.clock_factor * f.layer_chain  # per-kernel latency is GPU cycles; the chain's length is the engine's
     recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * chain
     recurrent_s += f.unfused_state_kernels * p.t_layer_s / DENSE_LAYER_KERNELS * f.clock_factor + f.unfused_state_bytes / bandwidth
-    fixed_s = p.t_token_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * chain + recurrent_s + batched_s
+    fixed_s = p.t_token_s + f.vlm_sync_s + (p.t_layer_s * f.layers + p.t_moe_layer_decode_s * f.moe_layers) * chain + recurrent_s + batched_s
     # CPU threads meet at a barrier after every graph node: a cost per layer that grows with them.
     fixed_s += p.t_sync_thread_s * f.layers * f.sync_threads
     host_s = 0.0

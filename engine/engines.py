@@ -29,6 +29,7 @@ SCHEMA = (
     Field("recurrent_state_passes", float),
     Field("recurrent_extra_kernels", float),
     Field("decode_layer_kernels", float),
+    Field("vlm_layer_sync_s", float),
 )
 
 
@@ -67,6 +68,9 @@ class Engine:
     #: Kernels its captured single-token step runs per dense layer, where it fuses the layer into a
     #: shorter chain than llama.cpp's (layerchain.py); 0 = llama.cpp's chain.
     decode_layer_kernels: float = 0.0
+    #: Seconds per layer and decode step of host synchronisation on its vision-language path (a
+    #: model with a vision tower, models.Model.vision_language): layerchain.vlm_sync_s; 0 = none.
+    vlm_layer_sync_s: float = 0.0
 
     def kv_cache_types(self) -> tuple[str, ...]:
         """The KV cache types this engine offers (its own list, else its base's, and so on)."""

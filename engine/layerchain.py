@@ -40,3 +40,15 @@ def unfused_recurrent(system: System) -> tuple[float, float]:
         return 0.0, 0.0
     state = sum(layer.state_elements for layer in linear) * STATE_BYTES_PER_ELEMENT
     return engine.recurrent_state_passes * state, engine.recurrent_extra_kernels * len(linear)
+
+
+def vlm_sync_s(system: System, batch: int = 1) -> float:
+    """Seconds a decode step of a vision-language model spends in the engine's per-layer host
+    synchronisations (engines.toml ``vlm_layer_sync_s``: oMLX before PR 688 read each layer's
+    cache offset back to the CPU): a host latency, so no GPU clock. Only a single sequence's step
+    took that path (several went through mlx-lm's batched model); text-only models and custom
+    configs (no vision tower stated) pay nothing."""
+    catalog = system.model.catalog
+    if batch != 1 or not system.engine.vlm_layer_sync_s or catalog is None or not catalog.vision_language:
+        return 0.0
+    return system.engine.vlm_layer_sync_s * system.arch.layers

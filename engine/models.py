@@ -25,6 +25,7 @@ SCHEMA = (
     Field("params_b", float, required=True, lo=0.01, hi=5000),
     Field("active_params_b", float, required=True, lo=0.01, hi=5000),
     Field("vision_params_b", float, lo=0, hi=100),
+    Field("vision_tower", bool),
     Field("reasoning", bool, required=True),
     Field("tokenizer", str, required=True),
     Field("config", dict, required=True),
@@ -64,6 +65,9 @@ class Model:
     source: str
     sources: dict
     vision_params_b: float = 0.0
+    #: Its config.json has a vision_config (a vision-language model) even where the encoder's
+    #: size is not stated (vision_params_b 0): VLM servers (mlx-vlm, oMLX) load it as one.
+    vision_tower: bool = False
     gguf_sizes_gb: dict | None = None
     quants: tuple[str, ...] = ()
     notes: str = ""
@@ -78,6 +82,11 @@ class Model:
     @cached_property
     def arch(self) -> Architecture:
         return architecture_from_config(self.config)
+
+    @property
+    def vision_language(self) -> bool:
+        """A vision-language model: a vision tower stated, or its encoder's size."""
+        return self.vision_tower or self.vision_params_b > 0
 
     def __hash__(self) -> int:  # config is a dict; identity by id is what we want
         return hash(self.id)

@@ -184,6 +184,9 @@ def row_request(row: dict) -> dict:
         request["llama_cpp_build"] = build
         if build < LEGACY_LLAMA_CPP_BUILD:
             request["engine"] = "llama.cpp (before mid-2024)"
+    # oMLX before PR 688 (engines.toml omlx-legacy): the Apple harness's 0.3.4 runs.
+    if row["engine"] == "omlx" and re.search(r"backend_version=0\.3\.[0-4];", notes):
+        request["engine"] = "oMLX 0.3.4 and earlier"
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"
