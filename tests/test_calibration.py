@@ -452,25 +452,31 @@ def test_mlx_vlm_rows_of_the_apple_harness_count_streamed_words_not_tokens():
     vlm = case_from_row(_hiesch_row("mlx-vlm", "0.4.3", 283, "36.7"))
     lm = case_from_row(_hiesch_row("mlx-lm", "0.31.2", 505, "94.3"))
     assert vlm.resolved and lm.resolved
-    assert vlm.tokens_per_unit == TOKENS_PER_STREAMED_CHUNK and lm.tokens_per_unit == 1.0
+    # The code prompt is answered to the harness's 512-token limit: the run's own tokens per chunk.
+    assert vlm.tokens_per_unit == pytest.approx(511 / 282) and lm.tokens_per_unit == 1.0
     assert 0.6 < 36.7 * vlm.tokens_per_unit / 94.3 < 1.0
-    assert predict_default(vlm) == pytest.approx(predict_default(lm) / TOKENS_PER_STREAMED_CHUNK, rel=0.35)
+    assert predict_default(vlm) == pytest.approx(predict_default(lm) / vlm.tokens_per_unit, rel=0.35)
+    # The short prompt's answers end before the limit: the source's median tokens per chunk.
+    short = _hiesch_row("mlx-vlm", "0.4.3", 183, "49.4")
+    assert case_from_row({**short, "notes": short["notes"].replace("prompt_type=code", "prompt_type=short")}).tokens_per_unit == TOKENS_PER_STREAMED_CHUNK
     # A later server version is not assumed to count the same way.
     assert case_from_row(_hiesch_row("mlx-vlm", "0.6.0", 283, "36.7")).tokens_per_unit == 1.0
 
 
 def test_measured_points_show_chunk_counting_rows_in_tokens_per_second():
     """The page's measured point for an mlx-vlm row of the Apple harness is the row's rate in
-    tokens/s (chunks/s x TOKENS_PER_STREAMED_CHUNK), the unit every other point is in."""
+    tokens/s (chunks/s x the row's tokens per chunk, score.tokens_per_counted_unit), the unit
+    every other point is in."""
     from engine.tools.points import build_points
-    from engine.tools.score import TOKENS_PER_STREAMED_CHUNK
+    from engine.tools.score import tokens_per_counted_unit
 
     points = build_points()["points"]
     rows = [r for r in csv.DictReader(open(MEASUREMENTS, encoding="utf-8")) if r["engine"] == "mlx-vlm" and r["test"] == "tg"]
     assert rows
     shown = {p[-1] for p in points if p[4] == "mlx-vlm" and p[8] == "tg"}
     for row in rows:
-        assert round(float(row["tokens_per_s"]) * TOKENS_PER_STREAMED_CHUNK, 3) in shown
+        assert tokens_per_counted_unit(row) > 1.0
+        assert round(float(row["tokens_per_s"]) * tokens_per_counted_unit(row), 3) in shown
     assert {p[-1] for p in points if p[4] == "mlx-lm" and p[8] == "tg"} <= {
         float(r["tokens_per_s"]) for r in csv.DictReader(open(MEASUREMENTS, encoding="utf-8")) if r["engine"] == "mlx-lm"}
 

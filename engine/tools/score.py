@@ -63,14 +63,27 @@ HARNESS_KV = {
 TOKENS_PER_STREAMED_CHUNK = 1.9
 CHUNK_COUNTING_SERVERS = re.compile(r"decode_tps via OpenAI-compatible server harness")
 CHUNK_COUNTING_VERSIONS = {"mlx-vlm": re.compile(r"backend_version=0\.4\.[34];")}
+#: The harness asks every run for at most 512 tokens (``max_tokens``; no row of the source reports
+#: more), and its code and context-N prompts (refactor a module, benchmark.py ``BUILTIN_PROMPTS``,
+#: ``generate_context_prompt``) are answered to that limit at temperature 0: every server that
+#: reports usage stops there on them (mlx-lm 434-512, llama.cpp, Ollama, vLLM-MLX, oMLX 502-512),
+#: where the short prompt's answers end at 137-512. A chunk-counting run of those prompts made the
+#: limit's tokens, so its tokens per chunk is its own, (512 - 1) / (chunks - 1) (the harness's
+#: rate is (count - 1) / time); the short prompt keeps TOKENS_PER_STREAMED_CHUNK.
+HARNESS_MAX_TOKENS = 512
+ANSWERED_TO_THE_LIMIT = re.compile(r"prompt_type=(?:code|long|context-\d+k)\b")
 
 
 def tokens_per_counted_unit(row: dict) -> float:
-    """Tokens per unit a decode row counts: 1, or :data:`TOKENS_PER_STREAMED_CHUNK` where the
-    harness counted the streamed text chunks of a server that reports no completion tokens."""
+    """Tokens per unit a decode row counts: 1, or, where the harness counted the streamed text
+    chunks of a server that reports no completion tokens, the run's own ratio when its prompt is
+    answered to the harness's token limit, else :data:`TOKENS_PER_STREAMED_CHUNK`."""
     notes = row.get("notes", "")
     version = CHUNK_COUNTING_VERSIONS.get(row.get("engine", ""))
     if version and version.search(notes) and CHUNK_COUNTING_SERVERS.search(notes):
+        chunks = _int(row.get("n_tokens"), 0)
+        if ANSWERED_TO_THE_LIMIT.search(notes) and 1 < chunks <= HARNESS_MAX_TOKENS:
+            return (HARNESS_MAX_TOKENS - 1) / (chunks - 1)
         return TOKENS_PER_STREAMED_CHUNK
     return 1.0
 
