@@ -62,6 +62,20 @@ def test_breakdown_names_the_batched_step_and_recurrent_layer_costs(app):
     assert "Recurrent layers" in page.inner_text('[data-testid="breakdown-decode"]')
 
 
+def test_breakdown_names_the_old_omlx_vision_language_path(app):
+    """engine/layerchain.py vlm_sync_s: oMLX 0.3.4 synchronised the GPU once per layer on a
+    vision-language model (jundot/omlx issue 687); the explain panel says so, and not for a
+    text-only model or today's oMLX."""
+    page, _log, _console = app
+    mac = {"hw": "apple-m3-max-40c-64gb", "quant": "MLX-4bit"}
+    show(page, query(**mac, model="qwen3.5-35b-a3b", engine="omlx-legacy"))
+    assert "Vision-language path" in page.inner_text('[data-testid="breakdown-decode"]')
+    show(page, query(**mac, model="qwen3.5-35b-a3b", engine="omlx"))
+    assert "Vision-language path" not in page.inner_text('[data-testid="breakdown-decode"]')
+    show(page, query(**mac, model="qwen3-coder-next", engine="omlx-legacy"))
+    assert "Vision-language path" not in page.inner_text('[data-testid="breakdown-decode"]')
+
+
 def test_breakdown_names_flash_attention_off(app):
     """engine/kvcache.py unfused_kv_read_factor: with flash attention off a CUDA card's decode
     attention reads the GQA cache once per query head; the explain panel says so, with the factor,
