@@ -10,6 +10,7 @@ KV quantisation (``-ctk q8_0 -ctv q8_0``) changes the bytes per element.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 
 from .arch import Architecture, LayerAttention
@@ -61,21 +62,51 @@ def state_bytes(arch: Architecture) -> float:
     return sum(n * layer.state_elements for layer, n in layer_groups(arch)) * STATE_BYTES_PER_ELEMENT
 
 
-def attention_pairs(layer: LayerAttention, new_tokens: int, depth: int) -> float:
-    """(query, key) pairs a causal prefill of ``new_tokens`` after ``depth`` cached tokens scores."""
+def attention_pairs(layer: LayerAttention, new_tokens: int, depth: int, scanned_cells: int = 0) -> float:
+    """(query, key) pairs a causal prefill of ``new_tokens`` after ``depth`` cached tokens scores.
+
+    ``scanned_cells``: for a sliding-window layer, the cells of its cache the kernel scores every
+    query against (:func:`swa_scanned_cells`); 0 counts the window alone."""
     if layer.kind in ("linear", "ssm", "none"):
         return 0.0
     n, d = new_tokens, depth
     full = n * d + n * (n + 1) / 2
     if layer.kind != "sliding" or not layer.window:
         return full
+    if scanned_cells > layer.window:
+        # Token i (0-based) is scored against every filled cell of the cache, at most scanned_cells.
+        return n * cached_tokens_mean(replace(layer, window=scanned_cells), d + 1, n)
     # Token i (0-based) sees min(d + i + 1, window) keys.
     return n * cached_tokens_mean(layer, d + 1, n)
 
 
-def attention_flops(arch: Architecture, new_tokens: int, depth: int) -> float:
-    """FLOPs of attention scores and weighted sums for a prefill (all layers)."""
-    return sum(n * layer.flops_per_pair * attention_pairs(layer, new_tokens, depth) for layer, n in layer_groups(arch))
+#: Cells llama.cpp pads a KV cache to (src/llama-kv-cache-iswa.cpp: "the SWA cache is always padded
+#: to 256 for performance", PR 17046, https://github.com/ggml-org/llama.cpp/pull/17046).
+KV_CELL_PAD = 256
+
+
+def swa_scanned_cells(window: int, ubatch: int) -> int:
+    """Cells of a sliding-window layer's cache that llama.cpp's GPU attention scores each query of a
+    micro-batch against, once the context exceeds the window.
+
+    Since PR 13833 (https://github.com/ggml-org/llama.cpp/pull/13833, "use n_swa + n_ubatch cells for
+    SWA cache") a sliding-window layer's cache holds window + micro-batch cells, padded to 256
+    (llama_kv_cache_iswa: ``GGML_PAD(std::min(size_base, n_swa + n_ubatch), 256)``; llama-bench sets
+    ``swa_full = false``). The cache is a ring: cells out of a query's window stay in the K/V views
+    and only the mask removes them, and ggml-cuda's flash-attention kernels skip only the masked
+    tail of the cells (fattn-common.cuh ``flash_attn_mask_to_KV_max`` scans from the last cell
+    back), so every query of a micro-batch is scored against the whole cache: -ub 2048 with a
+    1024-token window scores 3,072 cells, not 1,024."""
+    return -(-(window + ubatch) // KV_CELL_PAD) * KV_CELL_PAD
+
+
+def attention_flops(arch: Architecture, new_tokens: int, depth: int, ubatch: int = 0) -> float:
+    """FLOPs of attention scores and weighted sums for a prefill (all layers); with ``ubatch``, the
+    sliding-window layers score the whole window + micro-batch cache (:func:`swa_scanned_cells`)."""
+    return sum(
+        n * layer.flops_per_pair * attention_pairs(layer, new_tokens, depth, swa_scanned_cells(layer.window, ubatch) if ubatch else 0)
+        for layer, n in layer_groups(arch)
+    )
 
 
 def decode_attention_flops(arch: Architecture, context: float) -> float:

@@ -169,6 +169,13 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
 #: keeps the matrix roofline.
 SHADER_RATE_BACKENDS = ("vulkan",)
 
+#: Backends whose llama.cpp kernels score a sliding-window layer's whole cache
+#: (kvcache.swa_scanned_cells): HIP's flash attention computes "interior KV tiles that are fully
+#: masked" (PR 28943, https://github.com/ggml-org/llama.cpp/pull/28943, not merged). CUDA shares the
+#: KV_max rule but its rows do not show the cost (DGX Spark gemma-3-4b at 4-32k within 5% with the
+#: window alone; scored on CUDA too, held-out CUDA prefill went 0.204 -> 0.215, docs/calibration.md).
+SWA_SCAN_BACKENDS = ("rocm",)
+
 #: First llama.cpp build whose flash-attention kernel runs on AMD RDNA4's WMMA matrix cores:
 #: PR 18481 ("HIP: add fattn-mma-f16 for RDNA4", https://github.com/ggml-org/llama.cpp/pull/18481)
 #: was benchmarked against b7653 as its base on 2026-01-12. Before it, prefill attention on ROCm
@@ -276,7 +283,12 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     # The output head runs only for the last token of each sequence (the one whose logits are
     # needed); every other weight runs for every token.
     dense_flops = 2 * max(arch.params_active - head_params, 0) * total_tokens + 2 * head_params * sequences
-    attn_flops = sequences * attention_flops(arch, tokens, depth)
+    # Mainline llama.cpp's HIP kernels score sliding-window layers against their whole
+    # window + micro-batch cache (kvcache.swa_scanned_cells).
+    lineage = system.engine.lineage()
+    mainline = "llama-cpp" in lineage and "ik-llama-cpp" not in lineage
+    swa_ubatch = ubatch if mainline and system.backend in SWA_SCAN_BACKENDS else 0
+    attn_flops = sequences * attention_flops(arch, tokens, depth, swa_ubatch)
 
     # llama.cpp's CUDA kernels (MMQ, its FP16 matrix and flash-attention kernels) are built on
     # mma.sync (ggml/src/ggml-cuda/mma.cuh, https://github.com/ggml-org/llama.cpp), never on
@@ -328,8 +340,6 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         # Mainline llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py);
         # ik_llama.cpp runs MoE kernels of its own.
         tile = 0
-        lineage = system.engine.lineage()
-        mainline = "llama-cpp" in lineage and "ik-llama-cpp" not in lineage
         if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
             cc = system.device.cuda_compute_capability
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
