@@ -109,6 +109,12 @@ BY_MIN_DEVICES: frozenset[str] = frozenset(
     # they set every mainline CPU's depth cost (a 2-core Zen 4 slice at 4k tokens of context fell
     # to 0.23x of its empty-context rate, measured 0.61x: tests/test_cpu_physics.py).
     + ["eta_attn_decode@llama-cpp/cpu", "kv_read_factor@llama-cpp/cpu"]
+    # ROCm's unpacking cost: its key has 2 devices, and the Ryzen AI Max+ 395's rows (steps of
+    # 19-300 ms) cannot tell unpacking from the per-layer cost: with the R9700 held out they put
+    # dequant_ops on its floor and t_layer_s at 2.7x (358 us), which the R9700's fast MoE steps
+    # then paid (held out 0.86-0.65x). At the prior (4), ROCm decode LODO = LOSO 0.136 / 0.390 ->
+    # 0.088 / 0.332 (docs/calibration.md, Changes).
+    + ["dequant_ops@llama-cpp/rocm"]
 )
 
 
