@@ -261,6 +261,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_pipeline": _pipeline_text(system),
             "prefill_dispatch_s": prefill.dispatch_s,
             "prefill_host_loop_s": prefill.host_loop_s,
+            "prefill_cold_s": prefill.cold_s,
             "prefill_flops": prefill.matmul_flops + prefill.attention_flops,
             "first_step_s": first_step.total_s,
         },

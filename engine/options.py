@@ -185,6 +185,9 @@ OPTIONS: tuple[Option, ...] = (
     _int("llama_cpp_build", None, 1000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
          "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653, Metal's reworked prefill around b1200)", flag="--llama-cpp-build",
          view="build", extra={"unset": "a current release"}),
+    Option("cold_start", "bool", False, "the prompt is the first large batch a fresh process runs (no warm-up of its size, "
+           "as llama.cpp's ./main timed it): on CUDA it pays the one-time loading of that batch's kernels",
+           flag="--cold-start", view="cold", devices=("gpu", "soc")),
     Option("rocm_gemm", "choice", "hipblaslt", "rocBLAS's GEMM backend for 16-bit weights on ROCm: hipblaslt (its default on "
            "RDNA4) or tensile (ROCBLAS_USE_HIPBLASLT=0), whose RDNA4 GEMMs run on the shader ALUs",
            choices=("hipblaslt", "tensile"), flag="--rocm-gemm", view="gemm", devices=("gpu", "soc")),

@@ -91,6 +91,16 @@ class BackendParams:
     eta_attn_decode: float = 0.1
     #: Fixed cost per prompt-processing micro-batch (graph build, launches), seconds.
     t_ubatch_s: float = 0.01
+    #: One-time cost of a process's first large batch on CUDA, seconds: the first prompt of a
+    #: fresh process finds and loads the kernels of its batch size (the 1-2 token warm-up that
+    #: llama.cpp's ./main runs, common.cpp since PR 1824, takes the matrix-vector ones), and on
+    #: pre-mid-2024 builds initialises cuBLAS's GEMMs and grows the memory pool.
+    #: "On CUDA the time it takes to find and load the pre-compiled kernels is not negligible
+    #: when compared to the time for computing a batch" (ikawrakow, an 8B model,
+    #: https://github.com/ikawrakow/ik_llama.cpp/pull/374; PR 375 adds a batch-sized warm-up to
+    #: sweep-bench for it). llama-bench times warm runs (a warm-up run of the test's own prompt,
+    #: then the mean of repetitions): it never pays it. Prior 0.05 s, a guess the fit replaces.
+    t_cold_batch_s: float = 0.05
     #: CPU backends: a routed expert's matmul FLOPs in prefill cost this many times a dense
     #: matmul's (same weight format, same ISA). An expert multiplies only tokens x top-k /
     #: experts columns of a micro-batch (16 for DeepSeek-R1, 32 for Qwen3-30B-A3B at -ub 512)
@@ -206,6 +216,7 @@ BOUND_REASONS = {
     ("t_layer_batched_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 80 layers is 8 us per step"),
     ("t_moe_layer_decode_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 us x 60 MoE layers is 6 us per step"),
     ("t_ubatch_s", "lower"): _FLOOR_IS_ZERO.format(what="10 us per micro-batch of up to 512 tokens"),
+    ("t_cold_batch_s", "lower"): _FLOOR_IS_ZERO.format(what="0.1 ms once per cold prompt"),
     ("sync_factor", "lower"): _FLOOR_IS_ZERO.format(
         what="0.05 x the 60 us prior of a layer split's hand-off is 3 us per card boundary, 45 us per decode step on "
         "16 cards against the ~55 ms steps of the only such rows (ik_llama.cpp, 16 RTX 3090s)"

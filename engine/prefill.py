@@ -88,6 +88,9 @@ class PrefillFeatures:
     #: Share of a quantised file's dense matmul weights held at 16 bits, which the BLAS library
     #: multiplies at ``gemm_cost`` instead of the quantised kernels (blas.blas_share).
     blas_share: float = 0.0
+    #: The prompt is a fresh CUDA process's first large batch (options.cold_start): it pays
+    #: ``t_cold_batch_s`` once (params.py).
+    cold_batch: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class PrefillTime:
     #: The host's per-expert loop where it routes the experts (moe.host_routed), at the priors;
     #: part of experts_s when it is the longer.
     host_loop_s: float = 0.0
+    #: A cold start's one-time kernel loading (options.cold_start), part of fixed_s.
+    cold_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -383,6 +388,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         experts=experts,
         gemm_cost=gemm_cost,
         blas_share=blas_share(system),
+        cold_batch=system.options.cold_start and system.backend == "cuda",
     )
 
 
@@ -413,10 +419,11 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     experts_s = max(max(work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth) + work.stream_s,
                     work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
-    fixed_s = f.micro_batches * p.t_ubatch_s
+    cold_s = p.t_cold_batch_s if f.cold_batch else 0.0
+    fixed_s = f.micro_batches * p.t_ubatch_s + cold_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s,
-                       work.host_loop_s)
+                       work.host_loop_s, cold_s)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

@@ -201,6 +201,21 @@ def test_the_rocm_gemm_library_reaches_the_engine(app):
     show(page)
 
 
+def test_a_cold_start_reaches_the_engine(app):
+    """Advanced 'First prompt of a fresh process' (view key cold, engine/options.py cold_start): on
+    CUDA the first large batch loads its kernels once (params.py t_cold_batch_s), so TTFT grows,
+    the explain panel says why and the CLI line carries --cold-start."""
+    page, _log, _console = app
+    show(page, query(hw="rtx-4090", model="llama-3.1-8b", quant="Q4_K_M"))
+    open_advanced(page)
+    assert "Cold start" not in page.inner_text('[data-testid="breakdown-prefill"]')
+    page.select_option('[data-testid="cold-select"]', "on")
+    numbers_follow_the_url(page, "cold=on")
+    assert "--cold-start" in page.inner_text('[data-testid="cli-line"]')
+    assert "loads its CUDA kernels" in page.inner_text('[data-testid="breakdown-prefill"]')
+    show(page)
+
+
 def test_the_links_between_cards_reach_the_engine(app):
     """Advanced: the PCIe slots and an NVLink bridge. The bridge choice is offered only where a
     bridge exists (a 3090 pair), not on a 4090 or a single card; both reach the engine and the

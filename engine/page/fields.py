@@ -79,6 +79,7 @@ VIEW_FIELDS = {
     "file": _option("file_gb", default=0, min=0, doc="the weight file's size, GB (0 = the format's recipe)"),
     "ctx": _option("context_size", doc="KV cache allocated per sequence, tokens (0 = what the request uses)"),
     "build": _option("llama_cpp_build", doc="llama.cpp build number of the run, bNNNN (0 = a current release)"),
+    "cold": _option("cold_start", labels={"off": "no (a warmed-up process)", "on": "yes (a fresh process's first prompt)"}),
     "gemm": _option("rocm_gemm", labels={"hipblaslt": "hipBLASLt (rocBLAS's default)", "tensile": "Tensile (ROCBLAS_USE_HIPBLASLT=0)"}),
     "gpu_pct": {"default": 50, "kind": "int", "min": round(OPTION["gpu_layers"].lo * 100), "max": round(OPTION["gpu_layers"].hi * 100),
                 "devices": list(OPTION["gpu_layers"].devices), "doc": "percent of layers on the GPU (offload=layers): llama.cpp -ngl round(percent / 100 x layers)"},

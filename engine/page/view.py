@@ -185,6 +185,8 @@ def request_for_view(view: dict) -> dict:
     request.update({key: value for key, value in _placement(v).items() if value is not None})
     if v["fa"] != "auto":
         request["flash_attn"] = v["fa"] == "on"
+    if v["cold"] == "on":
+        request["cold_start"] = True
     if v["pipe"] != "auto" and v["gpus"] > 1 and v["split"] == "layer":
         request["pipeline"] = v["pipe"] == "on"
     return request

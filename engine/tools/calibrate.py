@@ -47,7 +47,8 @@ DOCS = DATA_DIR.parent / "docs" / "calibration.md"
 #: 9 us, its rows predicted 1.28x too fast); at the prior, CPU decode held out by device went
 #: 0.184 / 0.397 -> 0.159 / 0.392 (docs/calibration.md, CPU decode).
 TG_PARAMS = DECODE_NAMES
-PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "expert_pp_cost", "sync_factor", "sync_data_factor")
+PP_PARAMS = ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_cold_batch_s", "expert_pp_cost", "sync_factor",
+             "sync_data_factor")
 ALL_PARAMS = ALL_NAMES
 #: Physical bounds each parameter must stay within (an efficiency above 1 is impossible).
 BOUNDS = {
@@ -73,6 +74,7 @@ BOUNDS = {
     "attn_cost_fa": (0.3, 30.0),
     "attn_cost_nofa": (0.3, 60.0),
     "t_ubatch_s": (1e-5, 2.0),
+    "t_cold_batch_s": (1e-4, 2.0),
     "pp_quant_cost": (0.5, 5.0),
     "expert_pp_cost": (1.0, 20.0),
 }

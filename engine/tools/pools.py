@@ -15,7 +15,7 @@ DECODE_NAMES = (
     "moe_batch_exponent", "dequant_ops", "codebook_ops", "kv_codebook_ops", "sync_factor", "sync_data_factor", "soc_bw_factor",
     "inflight_kib_per_sm",
 )
-ALL_NAMES = DECODE_NAMES + ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "expert_pp_cost")
+ALL_NAMES = DECODE_NAMES + ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cost_nofa", "t_ubatch_s", "t_cold_batch_s", "expert_pp_cost")
 
 #: name -> (keys fitted together, the parameters they share one value of). Each was kept on
 #: leave-one-device-out and leave-one-source-out error, GPU and CPU apart (docs/calibration.md,

@@ -200,6 +200,10 @@ def row_request(row: dict) -> dict:
     # oMLX before PR 688 (engines.toml omlx-legacy): the Apple harness's 0.3.4 runs.
     if row["engine"] == "omlx" and re.search(r"backend_version=0\.3\.[0-4];", notes):
         request["engine"] = "oMLX 0.3.4 and earlier"
+    # llama.cpp's ./main timed its prompt as the process's first large batch (its warm-up decodes
+    # two tokens): a cold start (params.py t_cold_batch_s). llama-bench warms up on the test itself.
+    if re.search(r"(?:^|[\s(`])\./main\b", notes):
+        request["cold_start"] = True
     toolbox = _note(notes, r"toolbox=(\w+)")
     if toolbox == "vulkan_amdvlk":
         request["backend"] = "vulkan-amdvlk"

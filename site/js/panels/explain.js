@@ -79,6 +79,9 @@ function prefillRows(e, request, device) {
   if (b.prefill_attention_slowdown > 1) {
     rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this GPU came after b7653): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);
   }
+  if (b.prefill_cold_s > 0) {
+    rows.push(["Cold start", `${fmt.duration(b.prefill_cold_s)} once: a fresh process's first large batch finds and loads its CUDA kernels (fitted on llama.cpp's 2023 ./main timings)`]);
+  }
   if (b.prefill_gemm_slowdown > 1) {
     rows.push(["GEMM library", `rocBLAS's Tensile backend (ROCBLAS_USE_HIPBLASLT=0) has no matrix-core GEMMs for this GPU's 16-bit weights: they run on the shader ALUs, ${fmt.number(b.prefill_gemm_slowdown, 1)}x slower than hipBLASLt's`]);
   }
