@@ -171,7 +171,7 @@ def test_cross_validation_never_sees_the_held_out_device(cases):
     rows = [c for c in cases if c.system.backend == "sycl"]
     assert len({c.system.device.id for c in rows}) == 1
     fit = fit_all(rows, cross_validated=False)
-    errors = cross_validate(rows, fit, [c.system.device.id for c in rows])
+    errors = cross_validate(rows, [c.system.device.id for c in rows])
     for case, error in list(zip(rows, errors))[:5]:
         assert error == pytest.approx(math.log(predict(case, PRIORS["sycl"]) / case.measured))
     assert fit["fitted_values"] == 0 and fit["population"]["sycl"] == _rounded(PRIORS["sycl"])

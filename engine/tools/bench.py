@@ -7,8 +7,7 @@
 4. out-of-sample accuracy, GPU and CPU rows apart, by backend: leave-one-source-out (each
    source's rows predicted by a fit that never saw the source) and leave-one-device-out (each
    device's rows, by a fit that never saw the device: the honest figure for hardware nobody
-   measured). Each fold refits the keys that lost rows, warm-started from the full fit
-   (engine/tools/calibrate.py, cross_validate).
+   measured). Each fold is a full refit without the group's rows (engine/tools/folds.py).
 ``--write-docs`` puts the same tables into docs/calibration.md between its generated markers.
 ``--structures`` also fits and cross-validates the candidate structures of the fit (minutes each);
 ``--structure NAME`` limits that to the candidates whose name contains NAME, and ``--write-docs``
@@ -297,10 +296,10 @@ def bench_main(write_docs: bool = False, structures: bool = False, only: list[st
     fit = fit_all(resolved, cross_validated=False)
     fit_s = time.perf_counter() - started
     started = time.perf_counter()
-    loso = cross_validate(resolved, fit, [c.row.get("source_id", "") for c in resolved])
+    loso = cross_validate(resolved, [c.row.get("source_id", "") for c in resolved])
     loso_s = time.perf_counter() - started
     started = time.perf_counter()
-    lodo = cross_validate(resolved, fit, [c.system.device.id for c in resolved])
+    lodo = cross_validate(resolved, [c.system.device.id for c in resolved])
     lodo_s = time.perf_counter() - started
     block = design_lines(resolved, fit)
     block += ["", "Per engine/backend, in sample (the full fit's values, borrowed ones included) and held out by device (out: each device's rows predicted by a fit that never saw the device); APE = |predicted - measured| / measured:", ""]
@@ -314,8 +313,8 @@ def bench_main(write_docs: bool = False, structures: bool = False, only: list[st
     print(f"\n{count_line(fit)} (engine/tools/bounds.py; docs/calibration.md lists them with their reasons)")
     print(
         f"\ncost: full fit {fit_s:.0f} s; {len({c.row.get('source_id', '') for c in resolved})} source folds {loso_s:.0f} s, "
-        f"{len({c.system.device.id for c in resolved})} device folds {lodo_s:.0f} s (a fold refits only the keys that "
-        "lost rows, warm-started from the full fit, at most 6 iterations, identification re-checked on the remaining rows)"
+        f"{len({c.system.device.id for c in resolved})} device folds {lodo_s:.0f} s (each fold a full refit without "
+        "its rows, in parallel processes)"
     )
     if write_docs:
         _write_block(BEGIN, END, block)

@@ -86,8 +86,8 @@ MIN_DEVICES = 3
 #: Share of a Jacobian column's norm the earlier columns must leave unexplained (1 - R^2,
 #: fit.PivotTest): the joint rank the bench reports.
 TOLERANCE = 1e-3
-#: Cross-validation folds refit the keys that lost rows with at most this many LM iterations,
-#: warm-started from the full fit (a full refit per fold would take hours on two cores).
+#: The fit by levels (engine/tools/levels.py) refits a fold's units with at most this many LM
+#: iterations, warm-started from its full fit.
 FOLD_ITERATIONS = 6
 #: Parameters a unit frees only where rows of at least MIN_DEVICES devices move them (issue 12's
 #: rule, applied per parameter where it held out of sample); where fewer do, the unit keeps its
@@ -137,16 +137,6 @@ def _log_errors(cases: list[Case], params: BackendParams, host: BackendParams | 
         predicted = predict(case, params, host)
         out.append(math.log(predicted / case.measured) if predicted > 0 and math.isfinite(predicted) else 10.0)
     return out
-
-
-def _identified(cases: list[Case], params: BackendParams, name: str) -> bool:
-    """Does doubling or halving ``name`` (within its bounds) move some prediction by 1%?"""
-    base = [predict(c, params) for c in cases]
-    for factor in (2.0, 0.5):
-        moved = replace(params, **{name: _clamp(name, getattr(params, name) * factor)})
-        if any(abs(predict(c, moved) / b - 1) > IDENTIFIED for c, b in zip(cases, base) if b > 0):
-            return True
-    return False
 
 
 def _evidence(rows: dict[str, list[Case]], params: dict[str, BackendParams], name: str) -> tuple[int, int]:
@@ -306,7 +296,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     }
     if cross_validated:
         resolved = [c for c in cases if c.resolved]
-        record_held_out(backends, resolved, cross_validate(resolved, result, [c.system.device.id for c in resolved]))
+        record_held_out(backends, resolved, cross_validate(resolved, [c.system.device.id for c in resolved]))
     return result
 
 
@@ -333,66 +323,12 @@ def _error_stats(log_errors: list[float]) -> dict:
     }
 
 
-def cross_validate(cases: list[Case], fit: dict, group_of_case: list) -> list[float]:
+def cross_validate(cases: list[Case], group_of_case: list) -> list[float]:
     """Out-of-sample log(predicted/measured) of every case: each group's cases (a device's, or a
-    source's) predicted by a fit that never saw them.
+    source's) predicted by :func:`fit_all` run on all the other rows (engine/tools/folds.py)."""
+    from .folds import cross_validate_exact
 
-    Affordable on two cores because a fold only refits the units that lost rows, warm-started
-    from the full fit (at most FOLD_ITERATIONS LM iterations), with the identification check
-    re-run on the remaining rows: a parameter only the held-out rows identified goes back to
-    the population's value. A unit left without rows disappears from the fold's fit, so its
-    rows fall back to their base engine's key or the backend's population, as an unmeasured
-    engine does on the page; the keys that fit nothing borrow from the fold's values as in the
-    full fit (:func:`borrowed`). Other units keep their full-fit values; the populations are
-    recomputed from the fold's units.
-    """
-    out = [0.0] * len(cases)
-    units = fit.get("units", {})
-    owner = {key: unit for unit, entry in units.items() for key in entry["keys"]}
-    for group in sorted(set(group_of_case), key=str):
-        held = [i for i, g in enumerate(group_of_case) if g == group]
-        held_set = set(held)
-        fold = {**fit, "backends": {k: e for k, e in fit["backends"].items() if e.get("fitted")}}
-        for unit in sorted({owner[cases[i].key] for i in held if cases[i].key in owner}):
-            train = {k: [c for i, c in enumerate(cases) if c.key == k and i not in held_set] for k in units[unit]["keys"]}
-            for k in [k for k, rows in train.items() if not rows]:
-                fold["backends"].pop(k, None)
-            keys = [k for k, rows in train.items() if rows]
-            fitted = units[unit]["fitted"]
-            if not keys or not fitted:
-                continue
-            starts = {k: BackendParams.from_dict(fit["backends"][k]["params"]) for k in keys}
-            free = tuple(label for label in fitted if _still_identified(train, starts, *slot(label, keys)))
-            for k in keys:
-                base = BackendParams.from_dict(fit["population"][k.split("/")[1]])
-                gone = set(names_for(k, fitted, keys)) - set(names_for(k, free, keys))
-                starts[k] = replace(starts[k], **{n: getattr(base, n) for n in gone})
-            params, _free, _evidence_of = (
-                fit_unit({k: train[k] for k in keys}, starts, free, FOLD_ITERATIONS, select=False) if free else (starts, (), {})
-            )
-            for k in keys:
-                fold["backends"][k] = {**fit["backends"][k], "params": params[k].as_dict(), "fitted": names_for(k, free, keys)}
-        # The populations are medians over the remaining units: an engine measured on the held-out
-        # device alone must not find its own fit there.
-        keys_now = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in fold["backends"].items()}
-        fold["population"] = {backend: population(keys_now, backend, owner).as_dict() for backend in fit["population"]}
-        # Keys that fit nothing borrow from the fold's values, as in the full fit.
-        populations = {b: BackendParams.from_dict(v) for b, v in fold["population"].items()}
-        for key, entry in fit["backends"].items():
-            if not entry.get("unit") and key in {cases[i].key for i in held}:
-                fold["backends"][key] = {**entry, "params": borrowed(key, keys_now, owner, populations).as_dict()}
-        for i in held:
-            case = cases[i]
-            predicted = predict(case, params_for(case, fold))
-            out[i] = math.log(predicted / case.measured) if predicted > 0 and math.isfinite(predicted) else 10.0
-    return out
-
-
-def _still_identified(train: dict[str, list[Case]], starts: dict[str, BackendParams], name: str, keys: tuple[str, ...]) -> bool:
-    """Do a fold's remaining rows still identify a slot (``name`` shared by ``keys``)?"""
-    if _needed(name, keys) > 1:
-        return _evidence({k: train[k] for k in keys if train.get(k)}, starts, name)[1] >= MIN_DEVICES
-    return any(_identified(train[k], starts[k], name) for k in keys if train.get(k))
+    return cross_validate_exact(cases, group_of_case)
 
 
 def calibrate_main(check: bool = False) -> int:
