@@ -30,6 +30,7 @@ from dataclasses import fields, replace
 from ..catalog import DATA_DIR
 from .borrowing import borrowed, inherited, population, unit_of, units_of
 from .fit import robust_least_squares
+from .folds import cross_validate_exact
 from .pools import ALL_NAMES, DECODE_NAMES, labels_for, names_for, pooled, slot
 from ..params import PRIORS, BackendParams, resolve_params
 from .score import Case, load_cases, percentile, predict
@@ -326,9 +327,7 @@ def _error_stats(log_errors: list[float]) -> dict:
 def cross_validate(cases: list[Case], group_of_case: list) -> list[float]:
     """Out-of-sample log(predicted/measured) of every case: each group's cases (a device's, or a
     source's) predicted by :func:`fit_all` run on all the other rows (engine/tools/folds.py)."""
-    from .folds import cross_validate_exact
-
-    return cross_validate_exact(cases, group_of_case)
+    return cross_validate_exact(cases, group_of_case, fit_all, params_for)
 
 
 def calibrate_main(check: bool = False) -> int:

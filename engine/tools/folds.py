@@ -16,17 +16,18 @@ import math
 import multiprocessing
 import os
 
-#: (cases, group of each case) for the worker processes, set before they fork.
+#: (cases, group of each case, fit, params_for) for the worker processes, set before they fork.
 _WORK: tuple = ()
 
 
-def cross_validate_exact(cases: list, group_of_case: list, workers: int | None = None) -> list[float]:
-    """Out-of-sample log(predicted/measured) of every case, each group's rows predicted by a fit
-    of all the other rows (``fit_all``, the page's own parameter rule: a key left without rows
-    takes its base engine's or its backend's population values, as an unmeasured engine does)."""
+def cross_validate_exact(cases: list, group_of_case: list, fit_all, params_for, workers: int | None = None) -> list[float]:
+    """Out-of-sample log(predicted/measured) of every case, each group's rows predicted by
+    ``fit_all`` run on all the other rows, through ``params_for`` (calibrate's: the page's own
+    parameter rule, so a key left without rows takes its base engine's or its backend's
+    population values, as an unmeasured engine does)."""
     global _WORK
     groups = sorted(set(group_of_case), key=str)
-    _WORK = (cases, group_of_case)
+    _WORK = (cases, group_of_case, fit_all, params_for)
     workers = max(1, min(workers or os.cpu_count() or 1, len(groups)))
     try:
         if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -44,10 +45,9 @@ def cross_validate_exact(cases: list, group_of_case: list, workers: int | None =
 
 
 def _fold(group) -> list[tuple[int, float]]:
-    from .calibrate import fit_all, params_for
     from .score import predict
 
-    cases, group_of_case = _WORK
+    cases, group_of_case, fit_all, params_for = _WORK
     held = [i for i, g in enumerate(group_of_case) if g == group]
     held_set = set(held)
     fit = fit_all([c for i, c in enumerate(cases) if i not in held_set], cross_validated=False)
