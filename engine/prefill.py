@@ -168,11 +168,14 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
 #: https://github.com/ggml-org/llama.cpp/pull/13506; NV_coopmat2 reaches 1.9x). Against the
 #: matrix peak the same runs span 23% (780M) to 36% (RTX 3090, FP16-accumulate tensor peak), and
 #: the calibration's three Vulkan devices 15-31%: Arc Pro B70 (XMX 8x its FP32 rate), R9700 (RDNA4 WMMA 8x the
-#: single-issue rate), Strix Halo (RDNA 3.5 WMMA 4x). AMD's own AMDVLK driver compiles the same
-#: shaders with its own compiler (LLPC) and its rows do not follow the rule (Strix Halo b9187-9193
-#: at 0.3x the rate RADV reaches on the same build, the R9700 at b7423 above RADV): its backend
-#: keeps the matrix roofline.
-SHADER_RATE_BACKENDS = ("vulkan",)
+#: single-issue rate), Strix Halo (RDNA 3.5 WMMA 4x). AMD's own AMDVLK driver loads the same
+#: shaders (its LLPC compiler, 32 KiB of shared memory where RADV offers 64): the same rate, so that
+#: a fold without one AMDVLK device predicts it with RADV's values (tools/borrowing.BASE_BACKEND). On
+#: one device, build and file the two stay within 0.2-1.4x: R9700 at b7423, AMDVLK 1.15-1.34x RADV
+#: (its logs: AMDVLK "matrix cores: KHR_coopmat", RADV "none", github.com/kyuz0/amd-r9700-ai-toolboxes
+#: benchmark/results/*__vulkan_{amdvlk,radv}__fa1__*.log); Strix Halo at b9187-9193 0.23-0.85x (at
+#: b6486 both KHR_coopmat and 0.98-1.21x: github.com/kyuz0/amd-strix-halo-toolboxes GLM-4.5-Air logs).
+SHADER_RATE_BACKENDS = ("vulkan", "vulkan-amdvlk")
 
 #: Backends whose llama.cpp kernels score a sliding-window layer's whole cache
 #: (kvcache.swa_scanned_cells): HIP's flash attention computes "interior KV tiles that are fully

@@ -48,3 +48,24 @@ def test_the_kv_read_cost_is_the_engines_own_attention_kernel():
     }
     assert "kv_read_factor" in ENGINE_SPECIFIC
     assert population(fits, "cpu").kv_read_factor == PRIORS["cpu"].kv_read_factor
+
+
+def test_a_driver_variant_without_a_fit_borrows_its_base_backends_values():
+    """AMDVLK runs the same ggml-vulkan shaders as RADV (borrowing.BASE_BACKEND): with one AMDVLK
+    device left (the other held out) its key fits nothing and predicts with RADV's values, not with
+    its bare prior (which held out put AMDVLK prefill at 2.2-2.7x measured, docs/calibration.md);
+    where its own keys identified a value, that value stands."""
+    from engine.tools.borrowing import BASE_BACKEND, populations
+
+    assert BASE_BACKEND == {"vulkan-amdvlk": "vulkan"}
+    radv = BackendParams(eta_pp=0.66, eta_bw=0.85, t_ubatch_s=0.18)
+    fits = {"llama-cpp/vulkan": (radv, ("eta_pp", "eta_bw", "t_ubatch_s"))}
+    common = populations(fits, ["vulkan", "vulkan-amdvlk", "rocm"])
+    assert common["vulkan-amdvlk"] == common["vulkan"]
+    assert borrowed("llama-cpp/vulkan-amdvlk", fits, {}, common).eta_pp == 0.66
+    own = BackendParams(eta_pp=0.3, eta_bw=0.85, t_ubatch_s=0.18)
+    fits["llama-cpp/vulkan-amdvlk"] = (own, ("eta_pp",))
+    common = populations(fits, ["vulkan", "vulkan-amdvlk"])
+    assert common["vulkan-amdvlk"].eta_pp == 0.3 and common["vulkan-amdvlk"].t_ubatch_s == 0.18
+    # ROCm has no base backend: its prior, not another backend's values.
+    assert populations(fits, ["rocm"])["rocm"].eta_pp != 0.66

@@ -2,7 +2,8 @@
 
 A key fits values only when rows of at least KEY_MIN_DEVICES devices identify them (issue 12);
 any other key borrows: its base engine's values, else its engine family's on the backend, else
-the backend's population (each parameter's median over the keys that identified it). The
+the backend's population (each parameter's median over the keys that identified it; a driver
+variant's falls back to its base backend's, BASE_BACKEND). The
 engine-specific parameters (ENGINE_SPECIFIC) are never taken from another engine.
 """
 
@@ -39,6 +40,21 @@ ENGINE_SPECIFIC = ("t_layer_batched_s", "sync_factor", "sync_data_factor", "kv_r
 #: the other device, so leave-one-device-out measures how its values transfer. Three (calibrate.MIN_DEVICES,
 #: issue 12's rule, for keys and for pools of keys) was measured and lost out of sample: docs/calibration.md.
 KEY_MIN_DEVICES = 2
+
+#: A backend that runs another backend's kernels on a different driver, and whose population falls
+#: back to that backend's (not to its own bare prior) for every value none of its own keys
+#: identifies: llama.cpp's Vulkan backend compiles the same shaders (ggml/src/ggml-vulkan/vulkan-shaders)
+#: whichever driver loads them, so RADV's values are the nearest measured ones for AMDVLK (issue 12).
+BASE_BACKEND = {"vulkan-amdvlk": "vulkan"}
+
+
+def populations(fits: dict, backends, unit_of_key: dict[str, str] | None = None) -> dict[str, BackendParams]:
+    """:func:`population` of every backend in ``backends``, a BASE_BACKEND's first: the others fall
+    back to it where their own keys identified nothing."""
+    out: dict[str, BackendParams] = {}
+    for backend in sorted(backends, key=lambda b: (b in BASE_BACKEND, b)):
+        out[backend] = population(fits, backend, unit_of_key, out.get(BASE_BACKEND.get(backend, "")))
+    return dict(sorted(out.items()))
 
 
 def units_of(devices: dict[str, set]) -> dict[str, list[str]]:

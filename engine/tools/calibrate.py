@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import fields, replace
 
 from ..catalog import DATA_DIR
-from .borrowing import borrowed, inherited, population, unit_of, units_of
+from .borrowing import borrowed, inherited, populations, unit_of, units_of
 from .fit import robust_least_squares
 from .folds import cross_validate_exact
 from .pools import ALL_NAMES, DECODE_NAMES, labels_for, names_for, pooled, slot
@@ -258,7 +258,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
         first.update({k: (params[k], tuple(names_for(k, free, keys))) for k in keys})
         selected[unit] = (free, selected[unit])
     backend_names = sorted({key.split("/")[1] for key in groups} | set(PRIORS))
-    common = {backend: population(first, backend, owner) for backend in backend_names}
+    common = populations(first, backend_names, owner)
     backends = {}
     unit_entries = {}
     for unit, keys in units.items():
