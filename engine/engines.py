@@ -15,6 +15,7 @@ SCHEMA = (
     Field("name", str, required=True),
     Field("base", str),
     Field("serves_for", str),
+    Field("superseded", bool),
     Field("backends", list, required=True),
     Field("formats", list, required=True),
     Field("flash_attn_default", bool, required=True),
@@ -47,6 +48,10 @@ class Engine:
     #: Macs): asking for ``serves_for`` with one of this engine's formats on one of its backends
     #: runs this engine.
     serves_for: str = ""
+    #: Older builds of ``base``, fitted apart because their per-token decode path differs (no
+    #: graph capture, no flash attention by default, an older dispatch): a current engine never
+    #: borrows their decode values (engine/tools/borrowing.py).
+    superseded: bool = False
     notes: str = ""
     #: ggml storage types whose CPU matrix multiplications run as tiled GEMMs over repacked
     #: rows (each unpacked weight serves several tokens); ``("*",)`` = every type, ``("none",)``

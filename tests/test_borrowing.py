@@ -69,3 +69,29 @@ def test_a_driver_variant_without_a_fit_borrows_its_base_backends_values():
     assert common["vulkan-amdvlk"].eta_pp == 0.3 and common["vulkan-amdvlk"].t_ubatch_s == 0.18
     # ROCm has no base backend: its prior, not another backend's values.
     assert populations(fits, ["rocm"])["rocm"].eta_pp != 0.66
+
+
+def test_no_current_engine_borrows_a_superseded_builds_decode_values():
+    """With the M3 Max held out, the 2023 llama.cpp builds' Metal key (5 Macs) was the only Metal
+    key left on two devices, and every MLX engine and current llama.cpp decoded with its values
+    (0.86 ms a token, attention at 1% of peak): mlx-vlm at 0.45x measured. A superseded build
+    (engines.toml ``superseded``) lends no decode value to the population nor to its family;
+    its prefill values still count (the M2 Ultra's llama.cpp prefill at the prior's eta_pp: 0.56x)."""
+    from engine.engines import load_engines
+    from engine.params import PRIORS
+    from engine.tools.borrowing import population, superseded
+
+    assert load_engines()["llama-cpp-legacy"].superseded and load_engines()["omlx-legacy"].superseded
+    assert not load_engines()["llama-cpp"].superseded and superseded("llama-cpp-legacy/metal")
+    legacy = BackendParams(t_token_s=0.00086, eta_attn_decode=0.0116, eta_pp=0.75)
+    fits = {"llama-cpp-legacy/metal": (legacy, ("t_token_s", "eta_attn_decode", "eta_pp"))}
+    common = population(fits, "metal")
+    assert common.t_token_s == PRIORS["metal"].t_token_s and common.eta_attn_decode == PRIORS["metal"].eta_attn_decode
+    assert common.eta_pp == 0.75
+    # llama.cpp's own family: the superseded build lends it prefill values only.
+    params = borrowed("llama-cpp/metal", fits, {}, {"metal": common})
+    assert params.t_token_s == PRIORS["metal"].t_token_s and params.eta_pp == 0.75
+    # With a current key measured, its decode values are the family's.
+    current = BackendParams(t_token_s=1e-5, eta_pp=0.69)
+    fits["llama-cpp/metal"] = (current, ("t_token_s", "eta_pp"))
+    assert borrowed("ollama/metal", fits, {}, {"metal": population(fits, "metal")}).t_token_s == 1e-5

@@ -14,6 +14,7 @@ from dataclasses import fields
 
 from ..engines import load_engines
 from ..params import PRIORS, BackendParams
+from .pools import DECODE_NAMES
 
 #: Properties of an engine's implementation rather than of the backend: a key that cannot
 #: identify them inherits them from its base engine (Ollama from llama.cpp), never from another
@@ -57,6 +58,25 @@ def populations(fits: dict, backends, unit_of_key: dict[str, str] | None = None)
     return dict(sorted(out.items()))
 
 
+def superseded(key: str) -> bool:
+    """Whether ``key``'s engine is an older build of another (engines.toml ``superseded``): its
+    decode values are its era's (the 2023 llama.cpp Metal builds: 0.86 ms a token, attention at
+    1% of peak without flash attention) and no current engine borrows them. With the M3 Max held
+    out, the only Metal key left measured on two devices was the 2023 builds', whose decode
+    values every MLX engine and llama.cpp then borrowed (mlx-vlm at 0.45x measured): at the
+    backend's sourced prior instead the M3 Max's decode rows came out at 0.87x-1.17x
+    (docs/calibration.md, Changes). Prefill values are still shared: without them the
+    M2 Ultra's llama.cpp prefill went from 0.82x to 0.56x measured (the prior's eta_pp)."""
+    engine_id = key.split("/")[0]
+    engines = load_engines()
+    return engine_id in engines and engines[engine_id].superseded
+
+
+def _lends(key: str, name: str) -> bool:
+    """Whether ``key``'s value of ``name`` may be lent to another key (a population, a family)."""
+    return name not in DECODE_NAMES or not superseded(key)
+
+
 def units_of(devices: dict[str, set]) -> dict[str, list[str]]:
     """Which keys fit values (``devices``: each key's distinct devices): a key measured on
     >= KEY_MIN_DEVICES devices is a unit of its own (``key:<key>``). Any other key fits nothing
@@ -83,7 +103,7 @@ def population(
     for f in fields(BackendParams):
         seen: dict[str, float] = {}
         for key, (params, free) in sorted(fits.items()):
-            if key.endswith(f"/{backend}") and f.name in free:
+            if key.endswith(f"/{backend}") and f.name in free and _lends(key, f.name):
                 seen.setdefault((unit_of_key or {}).get(key, key), getattr(params, f.name))
         ordered = sorted(seen.values())
         values[f.name] = statistics.median(ordered) if ordered and f.name not in ENGINE_SPECIFIC else getattr(prior, f.name)
@@ -118,11 +138,12 @@ def family_values(family: dict[str, tuple[BackendParams, tuple[str, ...]]], fall
     instead handed the MLX engines llama.cpp's Metal values wherever vLLM-MLX's rows on the
     other device left one unidentified (the M3 Max held out: llama.cpp's 4.2 ms per token and
     10 unpacking operations per weight, mlx-lm decode at 0.69x measured); vLLM-MLX itself kept
-    its full-fit values and came out at 0.91x. The engine-specific parameters keep ``fallback``'s."""
+    its full-fit values and came out at 0.91x. The engine-specific parameters keep ``fallback``'s,
+    and so does a decode value only superseded builds hold (:func:`superseded`)."""
     values = {}
     for f in fields(BackendParams):
-        seen = sorted(getattr(params, f.name) for params, _free in family.values())
-        values[f.name] = statistics.median(seen) if f.name not in ENGINE_SPECIFIC else getattr(fallback, f.name)
+        seen = sorted(getattr(params, f.name) for key, (params, _free) in family.items() if _lends(key, f.name))
+        values[f.name] = statistics.median(seen) if seen and f.name not in ENGINE_SPECIFIC else getattr(fallback, f.name)
     return BackendParams(**values)
 
 
