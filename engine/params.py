@@ -158,12 +158,15 @@ PRIORS = {
     "metal": BackendParams(eta_bw=0.75, eta_pp=0.5, t_token_s=0.003),
     "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002),
     "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),
-    "vulkan-amdvlk": BackendParams(eta_bw=0.7, eta_pp=0.2, t_token_s=0.002),
     "sycl": BackendParams(eta_bw=0.6, eta_pp=0.25, t_token_s=0.003),
     "cpu": BackendParams(
         eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, t_moe_layer_decode_s=0.00001, eta_decode_compute=0.4
     ),
 }
+#: AMD's AMDVLK driver runs llama.cpp's Vulkan backend: the same shaders (ggml/src/ggml-vulkan/
+#: vulkan-shaders) at the same shader FP32 rate (prefill.SHADER_RATE_BACKENDS), so it starts from
+#: RADV's priors; what the driver's compiler changes is the fit's to find (tools/borrowing.BASE_BACKEND).
+PRIORS["vulkan-amdvlk"] = PRIORS["vulkan"]
 
 
 #: Why a fitted value may sit on a bound of engine/tools/calibrate.py's BOUNDS (within 1% in log

@@ -26,12 +26,12 @@ POOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # -> 0.116 / 0.347, prefill 0.148 / 0.482 -> 0.149 / 0.456; LOSO CPU decode 0.109 / 0.363 ->
     # 0.108 / 0.355, prefill 0.157 / 0.451 -> 0.159 / 0.441; GPU unchanged.
     "llama-cpp+legacy/cpu": (("llama-cpp/cpu", "llama-cpp-legacy/cpu"), ALL_NAMES),
-    # Mesa RADV and AMDVLK run the same llama.cpp Vulkan shaders: one value of each decode
-    # parameter (the Radeon AI PRO R9700, the Ryzen AI Max+ 395 and the Arc Pro B70 identify
-    # them). Prefill stays per driver (their compilers differ several-fold there: sharing it too
-    # took AMDVLK prefill LODO 0.504 -> 1.151). Decode LODO GPU 0.121 / 0.407 unchanged (Vulkan
-    # 0.357 -> 0.302, AMDVLK 0.180 -> 0.249), LOSO GPU decode 0.129 / 0.434 -> 0.129 / 0.433.
-    "llama-cpp/vulkan+amdvlk": (("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk"), DECODE_NAMES),
+    # Mesa RADV and AMDVLK run the same llama.cpp Vulkan shaders: one value of each parameter (the
+    # Radeon AI PRO R9700, the Ryzen AI Max+ 395 and the Arc Pro B70 identify them). Decode alone
+    # first: LODO GPU decode 0.121 / 0.407 unchanged (Vulkan 0.357 -> 0.302, AMDVLK 0.180 ->
+    # 0.249). Prefill too once AMDVLK started from RADV's priors (params.PRIORS): exact LODO
+    # Vulkan prefill 0.357 / 1.244 -> 0.337 / 0.880 (the Arc Pro B70's fold), AMDVLK unchanged.
+    "llama-cpp/vulkan+amdvlk": (("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk"), ALL_NAMES),
 }
 
 Slot = tuple[str, tuple[str, ...]]
@@ -87,9 +87,6 @@ STAYS: dict[str, str] = {
         "2 devices (M3 Max, M2 Ultra); shared with the 2023 builds' Metal key: every value, LODO GPU decode p90 0.407 -> 0.425 "
         "and prefill 0.220 -> 0.234; decode values only (not eta_bw, t_token_s, t_layer_s), prefill 0.220 -> 0.228 "
         "(Metal 0.102 -> 0.135: dequant_ops and the KV factors move prefill too)"
-    ),
-    "llama-cpp/vulkan-amdvlk": (
-        "prefill shared with RADV (the rest is): LODO GPU prefill p90 0.766 -> 0.808, AMDVLK prefill 0.504 -> 1.151"
     ),
     "soc_bw_factor": (
         "an SoC's bandwidth share at the prior 1: LODO GPU decode 0.121 -> 0.148 (ROCm 0.128 -> 0.192, CUDA 0.090 -> 0.107); "
