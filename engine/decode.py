@@ -321,7 +321,7 @@ def step_features(
         cpu_ccds=(device.cpu_ccds or 0) if threads else 0,
         sync_threads=threads,
         attention_rate_factor=cpu_attention_rate(device, system.options.kv_quant) if threads else 1.0,
-        matmul_rate_factor=cpu_kernel(device, system.quant).factor if threads else mmvq_rate_factor(alu_adds),
+        matmul_rate_factor=cpu_kernel(device, system.quant, tokens).factor if threads else mmvq_rate_factor(alu_adds),
         moe_layers=system.profile.expert_layers,
         repacked_share=repacked_share(
             arch, system.quant, repacked_types(cpu_isa(device), system.engine.lineage(), system.options.llama_cpp_build)

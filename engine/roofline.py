@@ -314,7 +314,7 @@ class CpuKernel:
     factor: float
 
 
-def cpu_kernel(device: Device, quant: QuantFormat) -> CpuKernel:
+def cpu_kernel(device: Device, quant: QuantFormat, columns: int = 2) -> CpuKernel:
     """The kernel llama.cpp's CPU backend runs for ``quant`` on ``device``, and its peak relative to
     FP32 FMA (instruction throughputs: Intel's intrinsics guide and optimisation manual, Arm's
     Neoverse software optimisation guides; ggml/src/ggml-cpu/arch/*/quants.c choose them).
@@ -332,8 +332,13 @@ def cpu_kernel(device: Device, quant: QuantFormat) -> CpuKernel:
       counted at the VNNI rate.
     16-bit weights: BF16 ``vdpbf16ps`` (AVX-512 BF16) or Arm ``bfmmla`` 2x; F16 on Arm (native
     half-precision FMA) 2x; F16 on x86 is converted to FP32 (F16C), 1x.
+    ``columns``: activation columns (tokens) the product has; with one, ``smmla``'s 8x2 block
+    has no second column to fill, so ggml takes its i8mm path only where ``nrc == 2``
+    (ggml-cpu/arch/arm/quants.c) and its repacked matrix-vector kernels use ``sdot``
+    (arch/arm/repack.cpp ``ggml_gemv_q4_0_4x8_q8_0``: ``vdotq_s32``; ik_llama.cpp's iqk kernels
+    issue no ``smmla`` at all): a single-token decode step runs at the dot-product rate.
     """
-    isa = set(cpu_isa(device))
+    isa = set(cpu_isa(device)) - ({"i8mm"} if columns < 2 else set())
     if quant.compute_format == "int8" or quant.kind != "dense":
         return _int8_kernel(isa)
     return _float_kernel(isa, quant.weight_type)

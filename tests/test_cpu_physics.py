@@ -5,6 +5,7 @@ rows' tokens_per_s)."""
 import pytest
 
 from engine import estimate
+from engine.decode import step_features
 from engine.quant import parse_quant
 from engine.roofline import clock_ratio, cpu_kernel, default_threads, effective_cores
 from engine.system import build_system, resolve_device
@@ -84,6 +85,21 @@ def test_clock_falls_from_boost_to_base_as_cores_get_busy():
 def test_kernel_path_per_isa_and_format(hardware, quant, name, factor):
     kernel = cpu_kernel(resolve_device(hardware), parse_quant(quant))
     assert name in kernel.name and kernel.factor == factor
+
+
+def test_a_single_token_step_cannot_use_i8mm():
+    """Arm's smmla multiplies an 8x2 block of activations, two token columns: ggml takes its i8mm
+    path only where nrc == 2 (ggml-cpu/arch/arm/quants.c) and its repacked matrix-vector kernels
+    (ggml_gemv_*) use sdot, so a one-token decode step on an i8mm core runs at the sdot rate and
+    a two-token step (two requests) may use i8mm."""
+    device = resolve_device("Snapdragon X Elite")
+    assert cpu_kernel(device, parse_quant("Q4_0"), columns=1).factor == 4.0
+    assert cpu_kernel(device, parse_quant("Q4_0"), columns=2).factor == 8.0
+    system = build_system({"hardware": "Snapdragon X Elite", "model": "Llama-3.1-8B", "quant": "Q4_0", "backend": "cpu"})
+    assert step_features(system, 0, 1, 0).matmul_rate_factor == 4.0
+    assert step_features(system, 0, 2, 0).matmul_rate_factor == 8.0
+    # x86 kernels are unaffected by the column count.
+    assert cpu_kernel(resolve_device("Ryzen 9 7950X"), parse_quant("Q4_K_M"), columns=1).factor == 4.0
 
 
 def test_isa_comparison_zen4_vnni_against_zen3_avx2():
