@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
+from .amdvlk import dense_matmul_share
 from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work, host_routed
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
@@ -82,6 +83,8 @@ class PrefillFeatures:
     vector_rate: float = 0.0
     #: The routed experts' part of the work, a roofline of its own (moe.py).
     experts: ExpertWork = ExpertWork()
+    #: Share of the kernel's earlier rate the dense (non-expert) matmuls keep (amdvlk.py).
+    dense_share: float = 1.0
     #: Extra cost per FLOP of the weights' GEMMs where the library runs them off the matrix units
     #: (gemm_slowdown); 1 elsewhere.
     gemm_cost: float = 1.0
@@ -392,6 +395,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         gemm_cost=gemm_cost,
         blas_share=blas_share(system),
         cold_batch=system.options.cold_start and system.backend == "cuda",
+        dense_share=dense_matmul_share(system),
     )
 
 
@@ -403,7 +407,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     expert_matmul_cost = p.pp_quant_cost if f.quantized else f.gemm_cost
     rate = f.matmul_rate * p.eta_pp
     work = f.experts
-    compute_s = ((f.dense_flops - work.flops) * matmul_cost + attn_cost * f.attention_flops) / rate
+    compute_s = ((f.dense_flops - work.flops) * matmul_cost / f.dense_share + attn_cost * f.attention_flops) / rate
     if f.vector_rate:
         # CPU kernels unpack quantised weights on the vector units between the multiply-adds:
         # per token in a row-by-row vec_dot, once per tile of columns in a tiled GEMM (the same
