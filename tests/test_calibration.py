@@ -546,3 +546,40 @@ def test_rocm_unpacking_cost_stays_at_its_prior_and_the_r9700_decodes_right(case
     assert abs(statistics.median(e for _, e in errors)) < math.log(1.05)
     coder = [e for c, e in errors if c.row["model"] == "Qwen3-Coder-30B-A3B" and c.row["quant"] == "Q4_K_M" and c.row["depth"] == "0"]
     assert len(coder) == 16 and abs(statistics.median(coder)) < math.log(1.10)
+
+
+def test_a_key_on_one_device_lends_its_rows_to_its_pool_not_its_values():
+    """engine/tools/pools.pooled: a pool forms where one of its keys is a unit; a key measured on
+    fewer devices than a unit needs joins it with its rows (for the shared values) but fits no
+    value of its own, and lends none to other keys (calibrate.fit_all's lenders)."""
+    from engine.tools.pools import pooled
+
+    legacy = {"key:llama-cpp-legacy/metal": ["llama-cpp-legacy/metal"]}
+    both = {"llama-cpp-legacy/metal", "llama-cpp/metal"}
+    assert pooled(legacy, both) == {"pool:llama-cpp+legacy/metal": sorted(both)}
+    assert pooled({}, both) == {}
+    assert pooled(legacy, {"llama-cpp-legacy/metal"}) == legacy
+
+
+def test_the_m2_ultra_held_out_decodes_with_the_pool_of_llama_cpp_metal_builds(cases):
+    """With the M2 Ultra held out, today's llama.cpp on Metal keeps the M3 Max alone. It used to
+    fit nothing and borrow the MLX engines' values (vLLM-MLX: a third of its unpacking and
+    routed-expert costs), and the M2 Ultra's 138 decode rows came out 1.31x too fast at the
+    median (MoE rows 1.4-1.75x). Pooled with the 2023 builds' key (pools.POOLS), the M3 Max's rows
+    fit the shared values: within 10% at the median, and no value of the key's own is fitted."""
+    import math
+    import statistics
+
+    from engine.tools.calibrate import fit_all, params_for
+    from engine.tools.pools import POOLS
+    from engine.tools.score import predict
+
+    rows = [c for c in cases if c.system.backend == "metal"]
+    fit = fit_all([c for c in rows if "m2-ultra" not in c.system.device.id], cross_validated=False)
+    entry = fit["backends"]["llama-cpp/metal"]
+    assert entry["unit"] == "pool:llama-cpp+legacy/metal"
+    assert set(entry["fitted"]) <= set(POOLS["llama-cpp+legacy/metal"][1])
+    held = [c for c in rows if "m2-ultra" in c.system.device.id and c.key == "llama-cpp/metal" and c.test == "tg"]
+    assert len(held) == 138
+    errors = [math.log(predict(c, params_for(c, fit)) / c.measured) for c in held]
+    assert abs(statistics.median(errors)) < math.log(1.10)

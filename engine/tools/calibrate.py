@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import fields, replace
 
 from ..catalog import DATA_DIR
-from .borrowing import borrowed, inherited, populations, unit_of, units_of
+from .borrowing import KEY_MIN_DEVICES, borrowed, inherited, populations, unit_of, units_of
 from .fit import robust_least_squares
 from .folds import cross_validate_exact
 from .pools import ALL_NAMES, DECODE_NAMES, labels_for, names_for, pooled, slot
@@ -177,7 +177,14 @@ def fit_unit(
     if select:
         for label, (name, ks) in slots.items():
             evidence[label] = _evidence({k: pooled_rows[k] for k in ks if k in pooled_rows}, starts, name)
-    free = tuple(label for label in names if evidence[label][1] >= _needed(*slots[label])) if select else tuple(names)
+    # A pooled key measured on fewer devices than a unit needs (pools.pooled) fits no value of
+    # its own, only shares the pool's.
+    few = {k for k in keys if len({c.system.device.id for c in pooled_rows[k]}) < KEY_MIN_DEVICES}
+    free = (
+        tuple(label for label in names if evidence[label][1] >= _needed(*slots[label]) and set(slots[label][1]) - few)
+        if select
+        else tuple(names)
+    )
     point = _fit_offsets(pooled_rows, starts, [slots[label] for label in free], iterations) if free else dict(starts)
     return point, free, {label: evidence[label] for label in free if label in evidence}
 
@@ -246,7 +253,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     groups = group_cases(cases)
     rows_of = {key: tests["tg"] + tests["pp"] for key, tests in groups.items()}
     devices = {key: {c.system.device.id for c in rows} for key, rows in rows_of.items()}
-    units = pooled(units_of(devices))
+    units = pooled(units_of(devices), set(devices))
     owner = unit_of(units)
     first = {}
     selected = {}
@@ -258,7 +265,10 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
         first.update({k: (params[k], tuple(names_for(k, free, keys))) for k in keys})
         selected[unit] = (free, selected[unit])
     backend_names = sorted({key.split("/")[1] for key in groups} | set(PRIORS))
-    common = populations(first, backend_names, owner)
+    # A key measured on too few devices to be a unit of its own (pooled, pools.pooled) lends no
+    # value to other keys: its share of a pool's values is partly its one device's.
+    lenders = {k for k in first if len(devices[k]) >= KEY_MIN_DEVICES}
+    common = populations({k: v for k, v in first.items() if k in lenders}, backend_names, owner)
     backends = {}
     unit_entries = {}
     for unit, keys in units.items():
@@ -277,7 +287,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
         }
         for k in keys:
             backends[k] = {"params": _rounded(params[k]), "fitted": names_for(k, free, keys), "unit": unit}
-    fitted_keys = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in backends.items()}
+    fitted_keys = {k: (BackendParams.from_dict(e["params"]), tuple(e["fitted"])) for k, e in backends.items() if k in lenders}
     for key in sorted(groups):
         if key not in backends:
             backends[key] = {"params": _rounded(borrowed(key, fitted_keys, owner, common)), "fitted": [], "unit": None}

@@ -19,7 +19,7 @@ ALL_NAMES = DECODE_NAMES + ("eta_pp", "pp_quant_cost", "attn_cost_fa", "attn_cos
 
 #: name -> (keys fitted together, the parameters they share one value of). Each was kept on
 #: leave-one-device-out and leave-one-source-out error, GPU and CPU apart (docs/calibration.md,
-#: "Changes"); a pool's keys must each be a unit (borrowing.KEY_MIN_DEVICES devices).
+#: "Changes"); one key of a pool must be a unit (borrowing.KEY_MIN_DEVICES devices), see pooled.
 POOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # The 2023 builds on two Macs' CPUs (8 rows) share every value with mainline llama.cpp's
     # CPU rows (the same ggml CPU kernels; 6 devices in the pool). LODO CPU decode 0.117 / 0.349
@@ -32,19 +32,37 @@ POOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # 0.249). Prefill too once AMDVLK started from RADV's priors (params.PRIORS): exact LODO
     # Vulkan prefill 0.357 / 1.244 -> 0.337 / 0.880 (the Arc Pro B70's fold), AMDVLK unchanged.
     "llama-cpp/vulkan+amdvlk": (("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk"), ALL_NAMES),
+    # Today's llama.cpp on Metal (M3 Max, M2 Ultra) and its 2023 builds (5 Macs) share what is
+    # the Mac's and ggml-metal's matrix-vector kernels' (kernel_mul_mv_* in ggml-metal.metal,
+    # the block formats unchanged since 2023): the share of the LPDDR bandwidth they stream
+    # (eta_bw, soc_bw_factor), the unpacking work per weight, the dispatch cost per layer and per
+    # routed-expert layer. Not the per-token cost (today's builds reuse the step's graph, PR 14482
+    # https://github.com/ggml-org/llama.cpp/pull/14482, 2025-07), nor attention and KV reads
+    # (flash attention on by default since PR 15434, 2025-08), nor batched decode or prefill.
+    # A fold that leaves one Mac with today's builds keeps that Mac's rows in the pool
+    # (pools.pooled) instead of borrowing the MLX engines' values: exact LODO Metal decode
+    # 0.148 / 0.407 -> 0.138 / 0.338 (M2 Ultra 0.353 -> 0.142, M3 Max 0.115 / 0.711 -> 0.107 / 0.454).
+    "llama-cpp+legacy/metal": (
+        ("llama-cpp/metal", "llama-cpp-legacy/metal"),
+        ("eta_bw", "soc_bw_factor", "dequant_ops", "t_layer_s", "t_moe_layer_decode_s"),
+    ),
 }
 
 Slot = tuple[str, tuple[str, ...]]
 
 
-def pooled(units: dict[str, list[str]]) -> dict[str, list[str]]:
+def pooled(units: dict[str, list[str]], measured: set[str] | frozenset = frozenset()) -> dict[str, list[str]]:
     """``units`` (key units, borrowing.units_of) with each pool's keys merged into one unit
-    ``pool:<name>`` where every key of the pool is a unit."""
+    ``pool:<name>`` where one key of the pool is a unit and every other has rows (``measured``:
+    the keys with rows). A key measured on too few devices to be a unit of its own still lends
+    its rows to the pool's shared values (identified by the pool's devices); its own values
+    (``name@key``) stay unfitted (calibrate.fit_unit), so it predicts with the shared ones and
+    its backend's population for the rest."""
     out = dict(units)
     for name, (keys, _shared) in sorted(POOLS.items()):
-        if all(f"key:{k}" in out for k in keys):
+        if any(f"key:{k}" in out for k in keys) and all(f"key:{k}" in out or k in measured for k in keys):
             for k in keys:
-                del out[f"key:{k}"]
+                out.pop(f"key:{k}", None)
             out[f"pool:{name}"] = sorted(keys)
     return dict(sorted(out.items()))
 
@@ -84,9 +102,14 @@ STAYS: dict[str, str] = {
         "2 devices (M3 Max, M4 Max); the other MLX engines are measured on the M3 Max alone, so no MLX pool reaches 3"
     ),
     "llama-cpp/metal": (
-        "2 devices (M3 Max, M2 Ultra); shared with the 2023 builds' Metal key: every value, LODO GPU decode p90 0.407 -> 0.425 "
+        "2 devices (M3 Max, M2 Ultra): today's builds' own values beside those shared with the 2023 builds (pool "
+        "llama-cpp+legacy/metal); shared too (warm folds, before exact refits): every value, LODO GPU decode p90 0.407 -> 0.425 "
         "and prefill 0.220 -> 0.234; decode values only (not eta_bw, t_token_s, t_layer_s), prefill 0.220 -> 0.228 "
         "(Metal 0.102 -> 0.135: dequant_ops and the KV factors move prefill too)"
+    ),
+    "llama-cpp+legacy/metal": (
+        "routed-expert layers are measured only with today's builds (M3 Max, M2 Ultra): the 2023 builds' rows have no MoE "
+        "model; the value is shared so that a fold keeping one Mac with today's builds still fits it (pools.pooled)"
     ),
     "soc_bw_factor": (
         "an SoC's bandwidth share at the prior 1: LODO GPU decode 0.121 -> 0.148 (ROCm 0.128 -> 0.192, CUDA 0.090 -> 0.107); "
