@@ -77,12 +77,18 @@ def _lends(key: str, name: str) -> bool:
     return name not in DECODE_NAMES or not superseded(key)
 
 
+def fits_own(device_ids) -> bool:
+    """Whether a key measured on ``device_ids`` (any iterable, repeats allowed) has rows of
+    enough distinct devices (KEY_MIN_DEVICES) to fit values of its own and lend them."""
+    return len(set(device_ids)) >= KEY_MIN_DEVICES
+
+
 def units_of(devices: dict[str, set]) -> dict[str, list[str]]:
-    """Which keys fit values (``devices``: each key's distinct devices): a key measured on
-    >= KEY_MIN_DEVICES devices is a unit of its own (``key:<key>``). Any other key fits nothing
+    """Which keys fit values (``devices``: each key's distinct devices): a key that
+    :func:`fits_own` is a unit of its own (``key:<key>``). Any other key fits nothing
     and predicts with values it borrows (:func:`borrowed`): its base engine's, else its engine
     family's on the backend, else the backend's population."""
-    return {f"key:{key}": [key] for key in sorted(devices) if len(devices[key]) >= KEY_MIN_DEVICES}
+    return {f"key:{key}": [key] for key in sorted(devices) if fits_own(devices[key])}
 
 
 def unit_of(units: dict[str, list[str]]) -> dict[str, str]:

@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import fields, replace
 
 from ..catalog import DATA_DIR
-from .borrowing import KEY_MIN_DEVICES, borrowed, inherited, populations, unit_of, units_of
+from .borrowing import borrowed, fits_own, inherited, populations, unit_of, units_of
 from .fit import robust_least_squares
 from .folds import cross_validate_exact
 from .pools import ALL_NAMES, DECODE_NAMES, labels_for, names_for, pooled, slot
@@ -179,7 +179,7 @@ def fit_unit(
             evidence[label] = _evidence({k: pooled_rows[k] for k in ks if k in pooled_rows}, starts, name)
     # A pooled key measured on fewer devices than a unit needs (pools.pooled) fits no value of
     # its own, only shares the pool's.
-    few = {k for k in keys if len({c.system.device.id for c in pooled_rows[k]}) < KEY_MIN_DEVICES}
+    few = {k for k in keys if not fits_own(c.system.device.id for c in pooled_rows[k])}
     free = (
         tuple(label for label in names if evidence[label][1] >= _needed(*slots[label]) and set(slots[label][1]) - few)
         if select
@@ -238,7 +238,7 @@ def _rounded(params: BackendParams) -> dict:
 
 
 def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
-    """Fit every unit (borrowing.units_of: a key measured on >= KEY_MIN_DEVICES devices); returns
+    """Fit every unit (borrowing.units_of: a key measured on enough devices, borrowing.fits_own); returns
     the content of fit.json, with each unit's fitted values and their evidence under ``units``
     (a value counts once however many keys share it).
 
@@ -267,7 +267,7 @@ def fit_all(cases: list[Case], cross_validated: bool = True) -> dict:
     backend_names = sorted({key.split("/")[1] for key in groups} | set(PRIORS))
     # A key measured on too few devices to be a unit of its own (pooled, pools.pooled) lends no
     # value to other keys: its share of a pool's values is partly its one device's.
-    lenders = {k for k in first if len(devices[k]) >= KEY_MIN_DEVICES}
+    lenders = {k for k in first if fits_own(devices[k])}
     common = populations({k: v for k, v in first.items() if k in lenders}, backend_names, owner)
     backends = {}
     unit_entries = {}
