@@ -63,6 +63,17 @@ TURING = 7.5
 MMQ_TILE_STEP = 8
 
 
+#: NVIDIA compute capability from which llama.cpp's MMQ kernels run "stream-k": ``launch_mul_mat_q``
+#: (mmq.cuh, ``use_stream_k = cc >= CC_VOLTA``) launches one CUDA block per SM (``block_nums_mmq(nsm,
+#: 1, 1)``), and each block's K loop loads a weight tile into shared memory, waits (``__syncthreads``),
+#: multiplies it, waits again (``mul_mat_q_process_tile``; ik_llama.cpp at dcdfad29 and mainline
+#: alike). With one block per SM and no asynchronous copies nothing overlaps a tile's load with the
+#: multiply of another, so a matmul takes its weights' load time plus its MMA time. That matters
+#: where the weights are read for few columns: the routed experts in prefill (moe.py's roofline max
+#: would hide the load under the multiply); a dense layer's ~512 columns make the load a few percent.
+STREAM_K_CC = 7.0
+
+
 #: Lowest NVIDIA compute capability whose cards run llama.cpp's quantised matmuls in MMQ kernels
 #: (``ggml_cuda_should_use_mmq``: the dp4a instruction, ``GGML_CUDA_CC_DP4A`` = 610); below it
 #: (P100, 6.0) quantised weights are dequantised for cuBLAS and MoE takes the generic path.

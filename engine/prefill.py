@@ -34,7 +34,7 @@ from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .amdvlk import dense_matmul_share
-from .moe import MMQ_TILE_COLUMNS, TURING, ExpertWork, expert_work, host_routed
+from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, host_routed
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
@@ -91,6 +91,8 @@ class PrefillFeatures:
     #: Share of a quantised file's dense matmul weights held at 16 bits, which the BLAS library
     #: multiplies at ``gemm_cost`` instead of the quantised kernels (blas.blas_share).
     blas_share: float = 0.0
+    #: The experts' MMQ kernels load their weights, then multiply (moe.STREAM_K_CC): the times add.
+    experts_serial: bool = False
     #: The prompt is a fresh CUDA process's first large batch (options.cold_start): it pays
     #: ``t_cold_batch_s`` once (params.py).
     cold_batch: bool = False
@@ -286,7 +288,9 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     arch = system.arch
     profile = system.profile
     cards = system.gpus
-    ubatch = system.options.ubatch
+    # llama.cpp caps the micro-batch at the logical batch (``cparams.n_ubatch = std::min(cparams.n_batch,
+    # params.n_ubatch)``, src/llama-context.cpp; ik_llama.cpp's src/llama.cpp at dcdfad29 the same).
+    ubatch = min(system.options.ubatch, system.options.nbatch)
     total_tokens = tokens * sequences
     micro_batches = max(1, math.ceil(total_tokens / ubatch))
     tokens_per_ubatch = min(ubatch, total_tokens)
@@ -342,6 +346,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
     experts = ExpertWork()
+    experts_serial = False
     if system.backend == "cpu":
         # CPU kernels compute no padded tiles (ik_llama.cpp's iqk_mul_mat kernels take the
         # expert's columns 1 to 8 at a time; mainline ggml runs vec_dot per column), so only the
@@ -351,11 +356,13 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         # Mainline llama.cpp's MMQ kernels tile the experts' columns on matrix cores (moe.py);
         # ik_llama.cpp runs MoE kernels of its own.
         tile = 0
+        cc = system.device.cuda_compute_capability
         if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
-            cc = system.device.cuda_compute_capability
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
+        loop = host_routed(system)
         experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile,
-                              fraction, host_routed(system))
+                              fraction, loop)
+        experts_serial = loop == "ik" and system.backend == "cuda" and (cc is None or cc >= STREAM_K_CC)
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
@@ -396,6 +403,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         blas_share=blas_share(system),
         cold_batch=system.options.cold_start and system.backend == "cuda",
         dense_share=dense_matmul_share(system),
+        experts_serial=experts_serial,
     )
 
 
@@ -423,8 +431,9 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     expert_cost = p.expert_pp_cost if f.vector_rate else 1.0
     # The small kernels of ik_llama.cpp's per-expert loop are stream time (moe.expert_work): they add
     # to the matmuls' work; the host's launches and scans overlap it.
-    experts_s = max(max(work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth) + work.stream_s,
-                    work.host_loop_s)
+    expert_mma_s, expert_load_s = work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth
+    expert_kernels_s = expert_mma_s + expert_load_s if f.experts_serial else max(expert_mma_s, expert_load_s)
+    experts_s = max(expert_kernels_s + work.stream_s, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
     cold_s = p.t_cold_batch_s if f.cold_batch else 0.0
     fixed_s = f.micro_batches * p.t_ubatch_s + cold_s
