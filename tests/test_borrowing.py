@@ -57,7 +57,7 @@ def test_a_driver_variant_without_a_fit_borrows_its_base_backends_values():
     where its own keys identified a value, that value stands."""
     from engine.tools.borrowing import BASE_BACKEND, populations
 
-    assert BASE_BACKEND == {"vulkan-amdvlk": "vulkan"}
+    assert BASE_BACKEND["vulkan-amdvlk"] == "vulkan"
     radv = BackendParams(eta_pp=0.66, eta_bw=0.85, t_ubatch_s=0.18)
     fits = {"llama-cpp/vulkan": (radv, ("eta_pp", "eta_bw", "t_ubatch_s"))}
     common = populations(fits, ["vulkan", "vulkan-amdvlk", "rocm"])
@@ -67,8 +67,61 @@ def test_a_driver_variant_without_a_fit_borrows_its_base_backends_values():
     fits["llama-cpp/vulkan-amdvlk"] = (own, ("eta_pp",))
     common = populations(fits, ["vulkan", "vulkan-amdvlk"])
     assert common["vulkan-amdvlk"].eta_pp == 0.3 and common["vulkan-amdvlk"].t_ubatch_s == 0.18
-    # ROCm has no base backend: its prior, not another backend's values.
+    # ROCm's base backend is CUDA, not Vulkan: without a CUDA population, its prior.
     assert populations(fits, ["rocm"])["rocm"].eta_pp != 0.66
+
+
+def test_rocm_without_a_fit_decodes_with_cudas_values_and_prefills_with_its_prior():
+    """llama.cpp's ROCm backend compiles ggml-cuda's sources with HIP (ggml/src/ggml-hip/
+    CMakeLists.txt globs ../ggml-cuda/*.cu): a fold that keeps one ROCm device fits no ROCm value,
+    and its decode values are CUDA's population's; prefill (WMMA, rocBLAS/hipBLASLt) keeps the
+    ROCm prior. Where the ROCm key identified a value, that value stands."""
+    from engine.params import PRIORS
+    from engine.tools.borrowing import BASE_BACKEND, BASE_NAMES, populations
+    from engine.tools.pools import DECODE_NAMES
+
+    assert BASE_BACKEND["rocm"] == "cuda" and BASE_NAMES["rocm"] == DECODE_NAMES
+    cuda = BackendParams(eta_bw=0.97, t_token_s=1.3e-4, t_layer_s=9e-5, eta_pp=0.37, t_ubatch_s=0.008)
+    fits = {"llama-cpp/cuda": (cuda, ("eta_bw", "t_token_s", "t_layer_s", "eta_pp", "t_ubatch_s"))}
+    rocm = populations(fits, ["cuda", "rocm"])["rocm"]
+    assert (rocm.eta_bw, rocm.t_token_s, rocm.t_layer_s) == (0.97, 1.3e-4, 9e-5)
+    assert (rocm.eta_pp, rocm.t_ubatch_s) == (PRIORS["rocm"].eta_pp, PRIORS["rocm"].t_ubatch_s)
+    fits["llama-cpp/rocm"] = (BackendParams(eta_bw=0.9, t_token_s=1e-3), ("t_token_s",))
+    rocm = populations(fits, ["cuda", "rocm"])["rocm"]
+    assert rocm.t_token_s == 1e-3 and rocm.eta_bw == 0.97
+
+
+def test_a_held_out_rocm_device_reads_its_dense_weights_at_cudas_share():
+    """Dense BF16 decode is the weight stream: with the ROCm prior (eta_bw 0.7) the R9700's
+    Ministral-3-14B BF16 rows (kyuz0 toolboxes, b7423, 16k deep: 19.7-20.3 tok/s) came out at
+    0.72x held out; with the committed fit's CUDA population within 15% of the rows."""
+    import csv
+    import json
+    import statistics
+    from pathlib import Path
+
+    from engine.tools.score import load_cases, predict
+
+    root = Path(__file__).resolve().parents[1]
+    fit = json.loads((root / "data" / "calibration" / "fit.json").read_text())
+    from dataclasses import fields
+
+    from engine.params import PRIORS
+    from engine.tools.borrowing import populations
+
+    cuda = BackendParams.from_dict(fit["population"]["cuda"])
+    rocm = populations({"llama-cpp/cuda": (cuda, tuple(f.name for f in fields(BackendParams)))}, ["cuda", "rocm"])["rocm"]
+    assert rocm.eta_bw == cuda.eta_bw and rocm.eta_pp == PRIORS["rocm"].eta_pp
+    path = root / "data" / "calibration" / "measurements.csv"
+    with path.open() as f:
+        rows = [r for r in csv.DictReader(f) if "R9700" in r["hardware"] and r["backend"] == "rocm"
+                and r["model"] == "Ministral-3-14B" and r["quant"] == "BF16" and r["test"] == "tg"]
+    assert len(rows) >= 10
+    cases = [c for c in load_cases(str(path)) if c.resolved and c.key == "llama-cpp/rocm"
+             and "r9700" in c.system.device.id and c.row.get("model") == "Ministral-3-14B"
+             and c.row.get("quant") == "BF16" and c.test == "tg"]
+    ratio = statistics.median(predict(c, rocm) / c.measured for c in cases)
+    assert 0.85 < ratio < 1.15
 
 
 def test_no_current_engine_borrows_a_superseded_builds_decode_values():

@@ -23,6 +23,9 @@ MEASUREMENTS = ROOT / "data" / "calibration" / "measurements.csv"
 #: the Vulkan drivers (refitted together: they pool their decode values, engine/tools/pools.py), ROCm.
 #: The whole refit (``calibrate --check``) runs in scripts/test.
 REFIT_BACKENDS = ("cpu", "vulkan+vulkan-amdvlk", "rocm")
+#: ROCm's population takes CUDA's decode values (engine/tools/borrowing.BASE_BACKEND): its refit
+#: needs the CUDA rows, without their minutes of held-out folds (its residuals are not compared).
+WITH_BASE = {"rocm": "cuda"}
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +43,16 @@ def test_the_committed_fit_is_what_a_fresh_fit_gives(cases, backend):
 
     committed = json.loads(FIT_FILE.read_text(encoding="utf-8"))
     backends = backend.split("+")
-    rows = [case for case in cases if case.system.backend in backends]
-    fresh = fit_all(rows)
+    base = WITH_BASE.get(backend)
+    rows = [case for case in cases if case.system.backend in backends or case.system.backend == base]
+    fresh = fit_all(rows, cross_validated=base is None)
     keys = sorted(key for key in committed["backends"] if key.split("/")[1] in backends)
-    assert keys and sorted(fresh["backends"]) == keys
+    assert keys and sorted(k for k in fresh["backends"] if k.split("/")[1] in backends) == keys
     for key in keys:
-        assert fresh["backends"][key] == committed["backends"][key], key
+        expected = dict(committed["backends"][key])
+        if base:  # no folds: the fresh entry's residuals are in sample
+            expected["residuals"] = expected.pop("in_sample")
+        assert fresh["backends"][key] == expected, key
     for name in backends:
         assert fresh["population"][name] == committed["population"][name]
 
@@ -540,7 +547,9 @@ def test_rocm_unpacking_cost_stays_at_its_prior_and_the_r9700_decodes_right(case
     fit = json.loads(FIT_FILE.read_text(encoding="utf-8"))
     rocm = fit["backends"]["llama-cpp/rocm"]
     assert "dequant_ops" not in rocm["fitted"]
-    assert rocm["params"]["dequant_ops"] == PRIORS["rocm"].dequant_ops
+    # Unidentified, it is the population's: CUDA's decode value (borrowing.BASE_BACKEND, the same
+    # ggml-cuda kernels compiled with HIP), no longer the bare ROCm prior.
+    assert rocm["params"]["dequant_ops"] == fit["population"]["cuda"]["dequant_ops"]
     r9700 = [c for c in cases if c.key == "llama-cpp/rocm" and c.system.device.id == "radeon-ai-pro-r9700" and c.test == "tg"]
     errors = [(c, math.log(predict_default(c) / c.measured)) for c in r9700]
     assert abs(statistics.median(e for _, e in errors)) < math.log(1.05)

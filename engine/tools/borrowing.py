@@ -10,7 +10,7 @@ engine-specific parameters (ENGINE_SPECIFIC) are never taken from another engine
 from __future__ import annotations
 
 import statistics
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from ..engines import load_engines
 from ..params import PRIORS, BackendParams
@@ -46,15 +46,29 @@ KEY_MIN_DEVICES = 2
 #: back to that backend's (not to its own bare prior) for every value none of its own keys
 #: identifies: llama.cpp's Vulkan backend compiles the same shaders (ggml/src/ggml-vulkan/vulkan-shaders)
 #: whichever driver loads them, so RADV's values are the nearest measured ones for AMDVLK (issue 12).
-BASE_BACKEND = {"vulkan-amdvlk": "vulkan"}
+#: llama.cpp's ROCm backend is ggml-cuda's source compiled with HIP (ggml/src/ggml-hip/CMakeLists.txt:
+#: ``file(GLOB GGML_SOURCES_ROCM "../ggml-cuda/*.cu")``,
+#: https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-hip/CMakeLists.txt): a decode step
+#: runs the same matrix-vector (MMVQ), flash-attention and graph code, so where no ROCm key
+#: identifies a decode value (a leave-one-device-out fold keeps one ROCm device, which fits
+#: nothing) it takes CUDA's population value, not the bare ROCm prior (eta_bw 0.7, 2 ms a token:
+#: both ROCm devices came out 0.80-0.89x held out, docs/calibration.md). Prefill values keep the
+#: ROCm prior: its matrix units (WMMA) and BLAS libraries (rocBLAS, hipBLASLt) are not CUDA's.
+BASE_BACKEND = {"vulkan-amdvlk": "vulkan", "rocm": "cuda"}
+#: The values a backend takes from its BASE_BACKEND's population (others: its own prior).
+BASE_NAMES = {"rocm": DECODE_NAMES}
 
 
 def populations(fits: dict, backends, unit_of_key: dict[str, str] | None = None) -> dict[str, BackendParams]:
     """:func:`population` of every backend in ``backends``, a BASE_BACKEND's first: the others fall
-    back to it where their own keys identified nothing."""
+    back to it (BASE_NAMES' values, else all) where their own keys identified nothing."""
     out: dict[str, BackendParams] = {}
     for backend in sorted(backends, key=lambda b: (b in BASE_BACKEND, b)):
-        out[backend] = population(fits, backend, unit_of_key, out.get(BASE_BACKEND.get(backend, "")))
+        base = out.get(BASE_BACKEND.get(backend, ""))
+        if base is not None and backend in BASE_NAMES:
+            prior = PRIORS.get(backend, BackendParams())
+            base = replace(prior, **{n: getattr(base, n) for n in BASE_NAMES[backend]})
+        out[backend] = population(fits, backend, unit_of_key, base)
     return dict(sorted(out.items()))
 
 
