@@ -47,10 +47,6 @@ APPLE_LARGE_FROM_GIB = 36
 #: Display and driver allocations on a discrete card before anything is loaded.
 DISCRETE_RESERVE_BYTES = 0.35e9
 
-#: llama.cpp's default micro-batch (``-ub 512``) sizes the compute buffers.
-UBATCH = 512
-
-
 def usable_bytes(device: Device, backend: str) -> float:
     """Memory the inference backend can use on one device, bytes."""
     total = device.memory_bytes
@@ -72,17 +68,18 @@ def kv_cache_bytes(arch: Architecture, context: int, sequences: int, kv_bytes_pe
     return sequences * (kv_elements(arch, context) * kv_bytes_per_element + state_bytes(arch))
 
 
-def compute_buffer_bytes(arch: Architecture, context: int, flash_attn: bool) -> float:
-    """llama.cpp's compute buffer for a micro-batch: logits, MLP activations and, without flash
-    attention, the f32 score matrix of every head against the whole context."""
+def compute_buffer_bytes(arch: Architecture, context: int, flash_attn: bool, ubatch: int) -> float:
+    """llama.cpp's compute buffer for a micro-batch of ``ubatch`` tokens (it is sized for the
+    largest, System.ubatch): logits, MLP activations and, without flash attention, the f32 score
+    matrix of every head against the whole context."""
     widest = max((t.rows for t in arch.tensors if t.name in ("ffn_up", "ffn_up_exps", "ffn_up_shexp")), default=0)
-    logits = UBATCH * arch.vocab_size * F32
-    activations = UBATCH * (3 * widest + 6 * arch.hidden_size) * F32
+    logits = ubatch * arch.vocab_size * F32
+    activations = ubatch * (3 * widest + 6 * arch.hidden_size) * F32
     scores = 0.0
     if not flash_attn:
         # One graph's score matrix (the largest layer's) is live at a time.
         heads = max((layer.query_heads for layer in arch.attention), default=0)
-        scores = UBATCH * heads * context * F32
+        scores = ubatch * heads * context * F32
     return logits + activations + scores
 
 

@@ -191,8 +191,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("rocm_gemm", "choice", "hipblaslt", "rocBLAS's GEMM backend for 16-bit weights on ROCm: hipblaslt (its default on "
            "RDNA4) or tensile (ROCBLAS_USE_HIPBLASLT=0), whose RDNA4 GEMMs run on the shader ALUs",
            choices=("hipblaslt", "tensile"), flag="--rocm-gemm", view="gemm", devices=("gpu", "soc")),
-    _int("ubatch", 512, 1, 65536, "prompt-processing micro-batch (llama.cpp -ub)"),
-    _int("nbatch", 2048, 1, 1_000_000, "logical batch pipelined over a layer split (llama.cpp -b)"),
+    # llama.cpp runs a prompt in micro-batches of min(-ub, -b) tokens (src/llama-context.cpp): fewer,
+    # larger ones cut per-batch costs, give each MoE expert more tokens per read of its weights and
+    # copy offloaded weights to the GPU fewer times, for a larger compute buffer.
+    _int("ubatch", 512, 1, 65536, "prompt tokens per micro-batch, llama.cpp -ub (at most -b): larger ones speed up "
+         "MoE prefill and prefill with weights in system RAM, for a larger compute buffer", unit="tokens",
+         flag="--ubatch-size", view="ub", extra={"aliases": ("-ub",)}),
+    _int("nbatch", 2048, 1, 1_000_000, "logical batch, llama.cpp -b: caps the micro-batch and is what a layer split "
+         "pipelines over the cards", unit="tokens", flag="--batch-size", view="nb", extra={"aliases": ("-b",)}),
     Option("pipeline", "bool", None, "a layer split overlaps prompt micro-batches across the cards (llama.cpp pipeline "
            "parallelism; default: as llama.cpp decides: off with weights in system RAM or tensor overrides, and in effect "
            "off for MoE models whose expert matmuls wait for the host: ik_llama.cpp, 16-bit weights)",

@@ -114,6 +114,7 @@ class PrefillTime:
     host_loop_s: float = 0.0
     #: A cold start's one-time kernel loading (options.cold_start), part of fixed_s.
     cold_s: float = 0.0
+    micro_batches: int = 0  # of System.ubatch tokens (at most), per prompt of all sequences
 
     @property
     def total_s(self) -> float:
@@ -288,9 +289,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     arch = system.arch
     profile = system.profile
     cards = system.gpus
-    # llama.cpp caps the micro-batch at the logical batch (``cparams.n_ubatch = std::min(cparams.n_batch,
-    # params.n_ubatch)``, src/llama-context.cpp; ik_llama.cpp's src/llama.cpp at dcdfad29 the same).
-    ubatch = min(system.options.ubatch, system.options.nbatch)
+    ubatch = system.ubatch
     total_tokens = tokens * sequences
     micro_batches = max(1, math.ceil(total_tokens / ubatch))
     tokens_per_ubatch = min(ubatch, total_tokens)
@@ -439,7 +438,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     fixed_s = f.micro_batches * p.t_ubatch_s + cold_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops, experts_s, dispatch_s,
-                       work.host_loop_s, cold_s)
+                       work.host_loop_s, cold_s, f.micro_batches)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

@@ -139,6 +139,13 @@ class System:
         return max(o.depth + o.prompt_tokens + o.reasoning_tokens + o.gen_tokens, o.context_size or 0)
 
     @cached_property
+    def ubatch(self) -> int:
+        """Prompt tokens per micro-batch: llama.cpp caps -ub at -b (``cparams.n_ubatch =
+        std::min(cparams.n_batch, params.n_ubatch)``, src/llama-context.cpp; ik_llama.cpp's
+        src/llama.cpp at dcdfad29 the same)."""
+        return min(self.options.ubatch, self.options.nbatch)
+
+    @cached_property
     def weight_bytes(self) -> float:
         """Weights in memory: the MTP head only when it drafts (published GGUFs leave it out)."""
         return self.profile.total + (self.profile.mtp if self.options.mtp else 0.0)
@@ -149,7 +156,7 @@ class System:
 
     @cached_property
     def compute_bytes(self) -> float:
-        return compute_buffer_bytes(self.arch, self.context_tokens, self.flash_attn)
+        return compute_buffer_bytes(self.arch, self.context_tokens, self.flash_attn, self.ubatch)
 
     @cached_property
     def runtime_bytes(self) -> float:

@@ -95,3 +95,37 @@ def test_share_of_layers_is_the_ngl_the_page_prints(app):
     memory_rows = page.inner_text('[data-testid="breakdown-memory"]')
     assert "the token embedding" in memory_rows and "-ngl" not in memory_rows
     assert bench_flags(page)[bench_flags(page).index("-ngl") + 1] == "99"
+
+
+def test_the_micro_batch_on_the_page(app):
+    """Advanced › Micro-batch (llama.cpp -ub) and Logical batch (-b): with the experts in system
+    RAM, -ub 2048 copies them to the card a quarter as often, so prefill is faster; the URL, the
+    explain panel's Micro-batches row, the check commands and the CLI line carry them."""
+    page, _log, _console = app
+    show(page, query(**MOE_VIEW, offload="experts", prompt=4096))
+    open_advanced(page)
+    before = value(page, '.results [data-testid="prefill-tps"]')
+    assert "8 of up to 512 tokens" in page.inner_text('[data-testid="breakdown-prefill"]')
+
+    page.fill('[data-testid="nb-input"]', "4096")
+    page.press('[data-testid="nb-input"]', "Tab")
+    page.fill('[data-testid="ub-input"]', "2048")
+    page.press('[data-testid="ub-input"]', "Tab")
+    page.wait_for_function("() => location.search.includes('ub=2048') && location.search.includes('nb=4096')")
+    settle(page)
+    view = page_view(page)
+    expected = estimate_view(view)
+    assert (expected["request"]["ubatch"], expected["request"]["nbatch"]) == (2048, 4096)
+    after = value(page, '.results [data-testid="prefill-tps"]')
+    assert after == pytest.approx(expected["estimate"]["prefill_tps"], rel=1e-9) and after > 2 * before
+    assert "2 of up to 2,048 tokens" in page.inner_text('[data-testid="breakdown-prefill"]')
+    bench = bench_flags(page)
+    assert bench[bench.index("-ub") + 1] == "2048" and bench[bench.index("-b") + 1] == "4096"
+    cli = shlex.split(page.inner_text('[data-testid="cli-line"]'))
+    assert cli[cli.index("--ubatch-size") + 1] == "2048" and cli[cli.index("--batch-size") + 1] == "4096"
+
+    # Out of range: the field's own message, not a stale number.
+    page.fill('[data-testid="ub-input"]', "0")
+    page.press('[data-testid="ub-input"]', "Tab")
+    page.wait_for_function("() => document.querySelector('#form-error').innerText.includes('micro-batch')")
+    show(page)

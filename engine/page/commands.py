@@ -110,6 +110,11 @@ def _llama_common(request: dict, result: dict) -> list[str]:
         flags += ["-ctk", kv, "-ctv", kv]
     if request.get("threads"):
         flags += ["-t", str(request["threads"])]
+    # Both tools take -b / -ub (llama-bench's defaults equal llama-server's: 2048 / 512).
+    if request.get("nbatch"):
+        flags += ["-b", str(request["nbatch"])]
+    if request.get("ubatch"):
+        flags += ["-ub", str(request["ubatch"])]
     return flags
 
 

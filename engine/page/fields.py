@@ -78,6 +78,8 @@ VIEW_FIELDS = {
     # 0 = unset: the format's recipe decides the weights' size, the request its KV cache's.
     "file": _option("file_gb", default=0, min=0, doc="the weight file's size, GB (0 = the format's recipe)"),
     "ctx": _option("context_size", doc="KV cache allocated per sequence, tokens (0 = what the request uses)"),
+    "ub": _option("ubatch"),
+    "nb": _option("nbatch"),
     "build": _option("llama_cpp_build", doc="llama.cpp build number of the run, bNNNN (0 = a current release)"),
     "cold": _option("cold_start", labels={"off": "no (a warmed-up process)", "on": "yes (a fresh process's first prompt)"}),
     "gemm": _option("rocm_gemm", labels={"hipblaslt": "hipBLASLt (rocBLAS's default)", "tensile": "Tensile (ROCBLAS_USE_HIPBLASLT=0)"}),

@@ -175,6 +175,8 @@ def request_for_view(view: dict) -> dict:
         "threads": v["threads"] or None,
         "file_gb": v["file"] or None,
         "context_size": v["ctx"] or None,
+        "ubatch": v["ub"] if v["ub"] != OPTION["ubatch"].default else None,
+        "nbatch": v["nb"] if v["nb"] != OPTION["nbatch"].default else None,
         "llama_cpp_build": v["build"] or None,
         "rocm_gemm": v["gemm"] if v["gemm"] != OPTION["rocm_gemm"].default else None,
         "reasoning_tokens": v["think"] if v["model"] != "custom" and is_reasoning(v["model"]) else 0,

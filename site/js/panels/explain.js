@@ -75,6 +75,9 @@ function prefillRows(e, request, device) {
     ["Work", `${fmt.number(b.prefill_flops / 1e12, 2)} TFLOP (2 per active weight per token, plus attention over the context)`],
     ["Compute time", `${fmt.duration(b.prefill_compute_s)} at a fitted share of ${fmt.tflops(device?.fp16_tflops)} FP16${e.hardware.gpus > 1 ? ` per device × ${e.hardware.gpus}` : ""}`],
   ];
+  if (b.prefill_micro_batches > 0) {
+    rows.push(["Micro-batches", `${fmt.count(b.prefill_micro_batches)} of up to ${fmt.count(b.prefill_micro_batch_tokens)} tokens (llama.cpp -ub, at most -b): each reads the weights once${b.prefill_transfer_s > 0 ? " and copies the offloaded ones to the GPU" : ""}`]);
+  }
   if (b.prefill_memory_s > 0) rows.push(["Reading the weights", `${fmt.duration(b.prefill_memory_s)} (per batch of prompt tokens)`]);
   if (b.prefill_attention_slowdown > 1) {
     rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this GPU came after b7653): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);

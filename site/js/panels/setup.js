@@ -20,7 +20,7 @@ const PROMPT_PRESETS = [
   ["50k codebase", 50000],
 ];
 /** The Advanced settings, in the order of the form (so errors are listed as the fields appear). */
-const ADVANCED_KEYS = ["depth", "kv", "fa", "batch", "threads", "gpus", "split", "pipe", "slot", "nvlink", "offload", "gpu_pct", "ngl", "ncmoe", "ot", "ram", "file", "ctx", "build", "cold", "gemm", "spec", "workload", "draft", "draft_n"];
+const ADVANCED_KEYS = ["depth", "kv", "fa", "batch", "threads", "gpus", "split", "pipe", "slot", "nvlink", "offload", "gpu_pct", "ngl", "ncmoe", "ot", "ram", "file", "ctx", "ub", "nb", "build", "cold", "gemm", "spec", "workload", "draft", "draft_n"];
 /** Picker marks come in chunks of this many items per engine call. */
 const MARK_CHUNK = 16;
 
