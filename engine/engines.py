@@ -170,7 +170,7 @@ def format_backends(format_kind: str) -> tuple[str, ...]:
     handed = {(e.serves_for, kind) for e in engines.values() if e.serves_for for kind in e.formats}
     backends = set()
     for engine in engines.values():
-        if engine.id == CATCH_ALL or format_kind not in engine.formats or (engine.id, format_kind) in handed:
+        if engine.id == CATCH_ALL or format_kind not in engine.formats or any((e, format_kind) in handed for e in engine.lineage()):
             continue
         backends |= set(engine.backends)
     return tuple(sorted(backends))
@@ -192,9 +192,11 @@ def engine_runs(engine: Engine, backend: str, format_kind: str) -> bool:
 
 def engine_for_format(engine: Engine, backend: str, format_kind: str) -> Engine:
     """The engine that really runs ``format_kind`` when ``engine`` is asked for on ``backend``:
-    itself, or the engine it hands that format to there (``serves_for``)."""
+    itself, or the engine it or an engine of its lineage hands that format to there
+    (``serves_for``: Ollama's releases before 0.30 ran its MLX tags in the same MLX engine)."""
+    lineage = engine.lineage()
     for other in load_engines().values():
-        if other.serves_for == engine.id and backend in other.backends and format_kind in other.formats:
+        if other.serves_for in lineage and backend in other.backends and format_kind in other.formats:
             return other
     return engine
 

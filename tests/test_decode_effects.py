@@ -91,26 +91,31 @@ def test_recurrent_layers_pay_their_own_state_update():
 
 
 def test_ollamas_unfused_gated_deltanet_update_runs_the_hybrids_slower_than_llama_cpp():
-    """Ollama's Go engine updates a gated-DeltaNet layer's F32 state through a chain of unfused
-    tensor ops (ollama model/models/qwen3next/deltanet.go, deltaNetAutoregressive: 20 state-sized
-    reads and writes where llama.cpp's fused kernel makes 2, ~37 small kernels a layer): on the
-    Apple harness's M3 Max (data/calibration/measurements.csv, hiesch_apple_silicon_bench) Ollama
-    decodes Qwen3.5-35B-A3B Q4_K_M at 36.5 tok/s against llama.cpp's 58.4 (0.62x) and Qwen3.6-27B
-    at 13.2 against 17.3 (0.76x); a model without recurrent layers pays nothing."""
+    """Ollama's Go engine (releases before 0.30, engines.toml ollama-legacy) updates a gated-DeltaNet
+    layer's F32 state through a chain of unfused tensor ops (ollama model/models/qwen3next/deltanet.go,
+    deltaNetAutoregressive: 20 state-sized reads and writes where llama.cpp's fused kernel makes 2,
+    ~37 small kernels a layer): on the Apple harness's M3 Max (data/calibration/measurements.csv,
+    hiesch_apple_silicon_bench) Ollama 0.19-0.23 decodes Qwen3.5-35B-A3B Q4_K_M at 36.5 tok/s
+    against llama.cpp's 58.4 (0.62x) and Qwen3.6-27B at 13.2 against 17.3 (0.76x); a model without
+    recurrent layers pays nothing. Since 0.30 Ollama runs GGUFs in upstream llama-server
+    (https://github.com/ollama/ollama/pull/16031), so today's Ollama decodes them as llama.cpp does."""
     from engine.engines import load_engines
 
-    ollama = load_engines()["ollama"]
-    assert (ollama.recurrent_state_passes, ollama.recurrent_extra_kernels) == (18, 31)
+    legacy = load_engines()["ollama-legacy"]
+    assert (legacy.recurrent_state_passes, legacy.recurrent_extra_kernels) == (18, 31)
+    assert legacy.superseded and legacy.lineage() == ("ollama-legacy", "ollama", "llama-cpp")
+    assert load_engines()["ollama"].recurrent_state_passes == 0
     assert load_engines()["llama-cpp"].recurrent_state_passes == 0
     mac = {"hardware": "apple-m3-max-40c-64gb", "quant": "Q4_K_M", "prompt_tokens": 32}
 
-    def ratio(model: str) -> float:
-        runs = {e: estimate({**mac, "model": model, "engine": e})["decode_tps"] for e in ("ollama", "llama.cpp")}
-        return runs["ollama"] / runs["llama.cpp"]
+    def ratio(model: str, engine: str = "ollama-legacy") -> float:
+        runs = {e: estimate({**mac, "model": model, "engine": e})["decode_tps"] for e in (engine, "llama.cpp")}
+        return runs[engine] / runs["llama.cpp"]
 
     assert 0.85 * 36.5 / 58.4 <= ratio("qwen3.5-35b-a3b") <= 1.15 * 36.5 / 58.4
     assert 0.85 * 13.2 / 17.3 <= ratio("qwen3.6-27b") <= 1.15 * 13.2 / 17.3
     assert ratio("gemma-4-e4b") == 1.0
+    assert ratio("qwen3.5-35b-a3b", "ollama") == ratio("qwen3.6-27b", "ollama") == 1.0
 
 
 def test_a_moe_file_smaller_than_its_label_shrinks_its_experts():

@@ -162,7 +162,9 @@ def test_ollama_hands_mlx_weights_to_its_mlx_engine_on_macs_only():
     assert estimate({**mac, "quant": "NVFP4"})["engine"] == "Ollama (MLX engine)"
     assert estimate({**mac, "quant": "INT4"})["engine"] == "Ollama (MLX engine)"
     assert estimate({**mac, "quant": "Q4_K_M"})["engine"] == "Ollama"
-    assert estimate({**mac, "quant": "Q4_K_M"})["calibration"].startswith("ollama/")
+    # Since 0.30 its GGUFs run in llama-server (PR 16031): llama.cpp's calibration; its rows (0.19-0.23) are ollama-legacy's.
+    assert estimate({**mac, "quant": "Q4_K_M"})["calibration"].startswith("llama-cpp/")
+    assert estimate({**mac, "quant": "Q4_K_M", "engine": "ollama-legacy"})["calibration"].startswith("ollama-legacy/")
     assert estimate({**mac, "quant": "NVFP4"})["calibration"].startswith("ollama-mlx/")
     assert estimate({**mac, "hardware": "RTX 4090", "quant": "Q4_K_M"})["engine"] == "Ollama"
 
@@ -194,3 +196,24 @@ def test_the_schedule_is_every_step_computed(request_, monkeypatch):
     monkeypatch.setattr(stream, "_step_times", lambda system, start, count: [step_at(system, start + i, system.options.batch).total_s for i in range(count)])
     every = estimate(request_)["schedule"]["arrival_s"]
     assert sampled == pytest.approx(every, rel=1e-9, abs=2e-6)
+
+
+def test_ollama_rows_before_0_30_run_its_go_engine_and_its_mlx_tags_still_run_mlx():
+    """Ollama 0.30 replaced its Go engine and vendored ggml with upstream llama-server for every
+    GGUF (https://github.com/ollama/ollama/pull/16031, merged 2026-05-29; v0.30.0 has no
+    runner/ollamarunner): a row that names an earlier release (the Apple harness's
+    backend_version=0.19.0 ... 0.23.1) ran the engine ollama-legacy, a later one today's Ollama.
+    Both hand their MLX tags (INT4/NVFP4, since 0.19) to the MLX engine."""
+    from engine.tools.score import row_request
+
+    row = {"hardware": "Apple M3 Max 64GB", "model": "Qwen3.6-27B", "quant": "Q4_K_M", "engine": "ollama",
+           "backend": "metal", "n_devices": "1", "split_mode": "none"}
+    for version, engine in (("0.19.0", "Ollama before 0.30"), ("0.23.1", "Ollama before 0.30"), ("0.30.0", "ollama"), ("0.32.15", "ollama")):
+        assert row_request({**row, "notes": f"backend_version={version}; kv_cache=default"})["engine"] == engine
+    assert row_request({**row, "notes": ""})["engine"] == "ollama"
+    mac = {"hardware": "Apple M3 Max 64GB", "model": "qwen3.6-27b", "engine": "ollama-legacy"}
+    assert estimate({**mac, "quant": "Q4_K_M"})["engine"] == "Ollama before 0.30"
+    assert estimate({**mac, "quant": "NVFP4"})["engine"] == "Ollama (MLX engine)"
+    assert estimate({**mac, "quant": "INT4"})["engine"] == "Ollama (MLX engine)"
+    with pytest.raises(EngineInputError):
+        estimate({**mac, "hardware": "RTX 4090", "quant": "INT4"})
