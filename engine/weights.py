@@ -184,6 +184,8 @@ def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
             per_layer=tuple(b - e * (1 - keep) for b, e in zip(profile.per_layer, profile.per_layer_experts)),
             per_layer_experts=tuple(e * keep for e in profile.per_layer_experts),
         )
+    if profile.tied and abs(file_bytes - profile.total - profile.head) <= UNTIED_COPY_TOLERANCE * profile.head:
+        return _untied_copy(profile, file_bytes)
     factor = file_bytes / profile.total if profile.total else 1.0
     return replace(
         profile,
@@ -198,6 +200,32 @@ def scaled_profile(profile: WeightProfile, file_bytes: float) -> WeightProfile:
         head=profile.head * factor,
         lookup_tables=profile.lookup_tables * factor,
         mtp_experts=profile.mtp_experts * factor,
+    )
+
+
+#: How near one embedding table's bytes a tied model's excess must be to be read as a second copy
+#: of it: ikawrakow's Llama 3.2 1B / 3B files are 1.00-1.06 tables over their recipe in every
+#: format he posted (discussion 63). A recipe's mismatch is some other amount and is read in full
+#: (Gemma GGUFs are tied, llama.cpp convert_hf_to_gguf.py; the R9700 rows' Gemma 3 12B
+#: UD-Q8_K_XL is 0.47 of a table over its recipe).
+UNTIED_COPY_TOLERANCE = 0.2
+
+
+def _untied_copy(profile: WeightProfile, file_bytes: float) -> WeightProfile:
+    """A tied model's file larger than its recipe: the excess, up to one embedding matrix, is a
+    separate ``output.weight`` beside ``token_embd`` (converters that write the head untied), so
+    the file holds the table twice and a token still reads one copy in full and a row of the
+    other. ikawrakow's Llama 3.2 1B files (ik_llama.cpp discussion 63) are 2.79 GiB in BF16 for
+    a 1.24B-weight model: 1.50B weights, the 1.24B plus a second 128256 x 2048 table. The rest
+    of any excess scales every tensor as for other files."""
+    table = min(file_bytes - profile.total, profile.head)
+    scaled = scaled_profile(replace(profile, tied=False), file_bytes - table)
+    return replace(
+        scaled,
+        total=scaled.total + table,
+        outside_layers=scaled.outside_layers + table,
+        lookup_tables=scaled.lookup_tables + table,
+        tied=False,
     )
 
 
