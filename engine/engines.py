@@ -3,6 +3,7 @@ engine runs, and which engine's kernels it borrows when it has no calibration of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -226,3 +227,33 @@ def check_engine_limits(engine: Engine, quant_name: str, storage_types: tuple[st
         raise EngineInputError(
             f"{engine.name} has no {kv_type} KV cache; it offers {', '.join(offered)}", field="kv_quant", suggestions=offered
         )
+
+
+#: Ollama's first release that runs every GGUF in upstream llama-server instead of its Go engine
+#: and vendored ggml, as (major, minor): 0.30 (https://github.com/ollama/ollama/pull/16031, merged
+#: 2026-05-29; its release candidates, tags v0.30.0-rc0 on, already have no runner/ollamarunner).
+#: Earlier releases are the engine ollama-legacy (data/engines.toml).
+OLLAMA_LLAMA_SERVER_RELEASE = (0, 30)
+#: An Ollama version as its API reports it (GET /api/version -> {"version": "0.23.1"},
+#: https://github.com/ollama/ollama/blob/main/docs/api.md#version) and rows' notes name it
+#: (backend_version=0.23.1): major.minor, an optional patch and pre-release ("0.30.0-rc1").
+OLLAMA_VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,6}))?(?:-[0-9A-Za-z.-]{1,40})?")
+#: What a build of Ollama from source reports: version/version.go's default "0.0.0", which only
+#: release builds replace (-ldflags -X ...version.Version=, .github/workflows/release.yaml).
+OLLAMA_UNVERSIONED = (0, 0, 0)
+
+
+def ollama_engine_for_version(version) -> str | None:
+    """The engine an Ollama release runs GGUFs in: ``"ollama-legacy"`` before 0.30, ``"ollama"``
+    from 0.30 on (release candidates included), None when ``version`` names no release (missing,
+    not text, not a version number, or a build from source). The one rule for calibration rows
+    (engine/tools/score.py) and the page's Measure your own (engine/page/server.py)."""
+    if not isinstance(version, str):
+        return None
+    match = OLLAMA_VERSION.fullmatch(version.strip())
+    if not match:
+        return None
+    release = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+    if release == OLLAMA_UNVERSIONED:
+        return None
+    return "ollama-legacy" if release[:2] < OLLAMA_LLAMA_SERVER_RELEASE else "ollama"

@@ -124,7 +124,7 @@ class Ollama(FakeServer):
     routes = {
         ("GET", "/api/ps"): as_json(OLLAMA_PS),
         ("GET", "/api/tags"): as_json({"models": [{"name": "llama3.1:8b", "model": "llama3.1:8b", "size": 4_920_734_000}]}),
-        ("GET", "/api/version"): as_json({"version": "0.12.3"}),
+        ("GET", "/api/version"): as_json({"version": "0.32.15"}),
         ("POST", "/api/show"): as_json({"details": {"quantization_level": "Q4_K_M", "parameter_size": "8.0B"},
                                         "model_info": {"general.architecture": "llama", "general.parameter_count": 8030261248, "llama.block_count": 32, "llama.embedding_length": 4096, "llama.attention.head_count": 32, "llama.attention.head_count_kv": 8}}),
         ("POST", "/api/chat"): ollama_chat,
@@ -260,15 +260,60 @@ def test_ollama_partial_offload_is_predicted_with_it(view_3060, tmp_path):
         result = measure(page, loopback_url(server))
     assert result["model"] == "llama-3.1-8b", result
     report = {"server": "ollama", "names": ["llama3.1:8b"], "arch": "llama", "ftype": "Q4_K_M", "params": 8030261248, "params_string": "8.0B",
-              "size_bytes": 4_920_734_000, "loaded_bytes": 6_500_000_000, "size_vram": 4_000_000_000, "n_ctx": 4096, "layers": 32, "n_embd": 4096}
+              "size_bytes": 4_920_734_000, "loaded_bytes": 6_500_000_000, "size_vram": 4_000_000_000, "n_ctx": 4096, "layers": 32, "n_embd": 4096, "version": "0.32.15"}
     expected = expected_prediction(view, report)
     assert (expected["view"]["offload"], expected["view"]["gpu_pct"], expected["view"]["engine"]) == ("layers", 62, "ollama")
+    assert "Ollama 0.32.15" in result["how"] and "llama-server" in result["how"]
     assert expected["estimate"]["fit"] == "offload"
     assert float(result["predicted"]) == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9)
     assert "system RAM" in result["flags"] and "loaded the model inside this run" in result["flags"]
     assert "20.0" in result["own"]  # 40 tokens in 2.0 s, the server's own eval_duration
     assert ("POST", "/api/chat") in Ollama.seen  # its native API, which carries the durations
     check_share(result["share"], tmp_path, "Llama 3.1 8B", "ollama")
+
+
+class OllamaBefore030(Ollama):
+    """Ollama 0.23.1: its own Go engine for many architectures (engines.toml ollama-legacy)."""
+
+    routes = {**Ollama.routes, ("GET", "/api/version"): as_json({"version": "0.23.1"})}
+
+
+class OllamaWithoutVersion(Ollama):
+    """An Ollama (or a proxy in front of one) whose /api/version answers 404."""
+
+    routes = {k: v for k, v in Ollama.routes.items() if k != ("GET", "/api/version")}
+
+
+def test_an_ollama_before_0_30_is_compared_with_its_go_engine(view_3060, tmp_path):
+    """The server's /api/version picks the engine (engines.ollama_engine_for_version, the rule
+    the calibration rows follow): 0.23.1 is compared with Ollama before 0.30, the panel says so
+    and why, and the shared rows name the release so the engine's scorer reads them the same way."""
+    from engine.tools.score import row_request
+
+    page, view = view_3060
+    OllamaBefore030.seen = []
+    with serving(OllamaBefore030) as server:
+        result = measure(page, loopback_url(server))
+    assert ("GET", "/api/version") in OllamaBefore030.seen
+    assert result["model"] == "llama-3.1-8b", result
+    assert "Compared with Ollama before 0.30" in result["how"] and "the server is Ollama 0.23.1" in result["how"], result["how"]
+    report = {"server": "ollama", "names": ["llama3.1:8b"], "arch": "llama", "ftype": "Q4_K_M", "params": 8030261248, "params_string": "8.0B",
+              "size_bytes": 4_920_734_000, "loaded_bytes": 6_500_000_000, "size_vram": 4_000_000_000, "n_ctx": 4096, "layers": 32, "n_embd": 4096, "version": "0.23.1"}
+    expected = expected_prediction(view, report)
+    assert expected["view"]["engine"] == "ollama-legacy" and expected["text"] == result["how"]
+    assert float(result["predicted"]) == pytest.approx(expected["estimate"]["decode_tps"], rel=1e-9)
+    rows = check_share(result["share"], tmp_path, "Llama 3.1 8B", "ollama")
+    assert all("backend_version=0.23.1" in r["notes"] and row_request(r)["engine"] == "Ollama before 0.30" for r in rows)
+
+
+def test_an_ollama_that_does_not_say_its_version_keeps_todays_engine_and_says_so(view_3060, tmp_path):
+    page, view = view_3060
+    with serving(OllamaWithoutVersion) as server:
+        result = measure(page, loopback_url(server))
+    assert result["model"] == "llama-3.1-8b", result
+    assert "Compared with Ollama (0.30 and later" in result["how"] and "did not report its version" in result["how"], result["how"]
+    rows = check_share(result["share"], tmp_path, "Llama 3.1 8B", "ollama")
+    assert not any("backend_version" in r["notes"] for r in rows)
 
 
 def test_lm_studio_model_and_its_own_stats(view_3060, tmp_path):

@@ -149,3 +149,46 @@ def test_the_offloaded_layers_of_llama_cpps_load_log_are_the_ngl_predicted():
         with pytest.raises(EngineInputError) as error:
             resolve(**base, offload_log=line)
         assert error.value.field == "offload_log"
+
+
+@pytest.mark.parametrize(
+    ("version", "engine"),
+    [("0.29.9", "ollama-legacy"), ("0.23.1", "ollama-legacy"), ("0.19.0", "ollama-legacy"), ("v0.12.3", "ollama-legacy"), ("0.29.9-rc2", "ollama-legacy"),
+     ("0.30.0", "ollama"), ("0.30.0-rc1", "ollama"), ("0.30", "ollama"), ("0.32.15", "ollama"), ("1.0.0", "ollama"),
+     ("", None), ("garbage", None), ("0.x.1", None), ("0.23.1; rm -rf /", None), ("0.0.0", None), (None, None), (23, None), ([], None)],
+)
+def test_ollamas_release_picks_its_engine(version, engine):
+    """Ollama 0.30 (PR 16031; its release candidates already without runner/ollamarunner) runs
+    every GGUF in llama-server; earlier releases run the Go engine (ollama-legacy). One rule for
+    calibration rows and the page; a version that names no release (a source build's 0.0.0) is None."""
+    from engine.engines import ollama_engine_for_version
+    from engine.tools.score import row_request
+
+    assert ollama_engine_for_version(version) == engine
+    if isinstance(version, str) and ";" not in version:
+        row = {"hardware": "Apple M3 Max 64GB", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "engine": "ollama", "backend": "metal",
+               "n_devices": "1", "split_mode": "none", "notes": f"backend_version={version}; kv_cache=default"}
+        assert row_request(row)["engine"] == ("Ollama before 0.30" if engine == "ollama-legacy" else "ollama")
+
+
+def test_measure_your_own_compares_an_ollama_server_with_its_releases_engine():
+    """The server's /api/version decides: 0.23.1 is compared with the Go engine (slower on a
+    gated-DeltaNet hybrid on a Mac), 0.32.15 with llama-server; a missing or garbage version keeps
+    today's Ollama and says so; none of it is an error."""
+    mac = {**VIEW, "hw": "apple-m3-max-40c-64gb"}
+    report = {"server": "ollama", "names": ["qwen3.5:35b-a3b"], "ftype": "Q4_K_M"}
+    old = server_model({"report": {**report, "version": "0.23.1"}, "view": mac})
+    new = server_model({"report": {**report, "version": "0.32.15"}, "view": mac})
+    assert (old["engine"], old["view"]["engine"], new["engine"], new["view"]["engine"]) == ("ollama-legacy", "ollama-legacy", "ollama", "ollama")
+    assert "Ollama before 0.30" in old["text"] and "Ollama 0.23.1" in old["text"]
+    assert "Ollama 0.32.15" in new["text"] and "llama-server" in new["text"]
+    assert old["estimate"]["decode_tps"] < 0.8 * new["estimate"]["decode_tps"]  # the Go engine's unfused DeltaNet
+    assert old["estimate"] == estimate_view(old["view"])["estimate"]
+    for version, said in (("", "did not report its version"), ("banana", "“banana” names no release"), ("0.0.0", "names no release")):
+        result = server_model({"report": {**report, "version": version}, "view": mac})
+        assert result["view"]["engine"] == "ollama" and said in result["text"] and "not known" in result["text"], result["text"]
+    # A version is Ollama's: another server's is not read.
+    llama = server_model({"report": {**report, "server": "llama-server", "version": "0.23.1"}, "view": mac})
+    assert llama["view"]["engine"] == "llama-cpp" and "Ollama" not in llama["text"]
+    with pytest.raises(EngineInputError):
+        server_model({"report": {**report, "version": ["0.23.1"]}, "view": mac})

@@ -2,8 +2,10 @@
 for exactly that (the page's *Measure* reads the server, site/js/measure.js, and calls this through
 the worker).
 
-The server's report (llama-server ``/v1/models`` meta and ``/props``; Ollama ``/api/ps`` and
-``/api/show``; LM Studio ``/api/v1/models``) arrives as one flat object. The model is resolved from
+The server's report (llama-server ``/v1/models`` meta and ``/props``; Ollama ``/api/ps``,
+``/api/show`` and ``/api/version``; LM Studio ``/api/v1/models``) arrives as one flat object.
+Ollama's release picks its engine (engines.ollama_engine_for_version, the rule calibration rows
+follow too): before 0.30 its own Go engine (ollama-legacy), from 0.30 llama.cpp's llama-server. The model is resolved from
 its names (file name, Ollama tag, LM Studio key) through the catalog's aliases, else from its
 architecture and parameter count; the weight format from the server's own type string
 (llama.cpp's ``model_ftype`` such as "Q4_K - Medium" and Ollama's ``quantization_level`` are
@@ -27,6 +29,7 @@ import math
 import re
 
 from ..catalog import normalise_name
+from ..engines import OLLAMA_LLAMA_SERVER_RELEASE, load_engines, ollama_engine_for_version
 from ..errors import EngineInputError
 
 #: Longest text field accepted from a server (file paths and names are far shorter).
@@ -95,7 +98,23 @@ def read_report(args) -> dict:
         "n_embd": _number(report, "n_embd", 1e6),
         "llama_cpp_build": _build_number(_text(report, "build_info")) if kind == "llama-server" else None,
         "offloaded": _offloaded(_text(report, "offload_log")),
+        "version": _text(report, "version")[:40] if kind == "ollama" else "",
     }
+
+
+def ollama_engine(version: str) -> tuple[str, str]:
+    """(engine id, why) for an Ollama server that reports ``version`` (GET /api/version): its
+    release decides between its Go engine and llama-server (engines.ollama_engine_for_version);
+    a version that names no release keeps today's Ollama, and says so."""
+    engines = load_engines()
+    engine = ollama_engine_for_version(version)
+    since = ".".join(map(str, OLLAMA_LLAMA_SERVER_RELEASE))
+    if engine is None:
+        why = f"its version “{version}” names no release (a build from source reports 0.0.0)" if version else "it did not report its version (GET /api/version)"
+        return "ollama", f"Compared with {engines['ollama'].name} ({since} and later, llama.cpp's llama-server): {why}, so the release is not known; an older Ollama runs its own engine, {engines['ollama-legacy'].name}."
+    if engine == "ollama-legacy":
+        return engine, f"Compared with {engines[engine].name} (its own Go engine for many architectures): the server is Ollama {version}; {since} and later run llama.cpp's llama-server."
+    return engine, f"Compared with {engines[engine].name} ({since} and later, llama.cpp's llama-server): the server is Ollama {version}."
 
 
 def _offloaded(line: str) -> tuple[int, int] | None:
@@ -206,7 +225,7 @@ def server_model(args) -> dict:
     model_id, model_how = resolve_model(report)
     quant, quant_how = resolve_quant(report)
     shown = report["names"][0] if report["names"] else "the loaded model"
-    out = {"model": model_id, "quant": quant, "text": "", "checks": [], "view": None, "estimate": None}
+    out = {"model": model_id, "quant": quant, "text": "", "engine": "", "checks": [], "view": None, "estimate": None}
     if not model_id:
         why = model_how or f"nothing matched its name{', architecture and size' if report['arch'] else ''}"
         out["text"] = f"“{shown}” is not resolved to one catalog model ({why}): the prediction below is for the model chosen above."
@@ -217,6 +236,9 @@ def server_model(args) -> dict:
     engine = SERVER_ENGINES[report["server"]]
     if report["server"] == "lmstudio" and report["format"] == "mlx":
         engine = "mlx-lm"
+    # Ollama's release decides its engine for GGUFs (its Go engine before 0.30): said in the text.
+    engine, engine_why = ollama_engine(report["version"]) if report["server"] == "ollama" else (engine, "")
+    out["engine"] = engine
     if engine:
         patch["engine"] = engine
     loaded = report["loaded_bytes"] or report["size_bytes"]
@@ -255,14 +277,14 @@ def server_model(args) -> dict:
         result = estimate_view(predicted_view)
         recipe_gb = estimate_view({**predicted_view, "file": 0})["estimate"]["memory"]["weights_gb"] if "file" in patch else None
     except EngineInputError as exc:
-        out["text"] = f"The server runs {model.name}, {quant} ({model_how}; weights {quant_how or 'as chosen above'}), but it cannot be predicted on this device: {exc}"
+        out["text"] = f"The server runs {model.name}, {quant} ({model_how}; weights {quant_how or 'as chosen above'}), but it cannot be predicted on this device: {exc} {engine_why}".strip()
         out["model"] = model_id
         return out
     estimate = result["estimate"]
     size = f", {report['size_bytes'] / 1e9:.2f} GB" if report["size_bytes"] else ""
     ctx = f", KV cache for {int(report['n_ctx']):,} tokens" if report["n_ctx"] else ""
     ctx += f", llama.cpp b{report['llama_cpp_build']}" if report["llama_cpp_build"] else ""
-    out["text"] = f"{model.name}, {quant}{size}{ctx}, from the server ({model_how}; weights {quant_how or 'not reported: as chosen above'})."
+    out["text"] = f"{model.name}, {quant}{size}{ctx}, from the server ({model_how}; weights {quant_how or 'not reported: as chosen above'}). {engine_why}".strip()
     if report["params"] and abs(model.params_b * 1e9 - report["params"]) > 0.05 * report["params"]:
         out["checks"].append(f"The server counts {report['params'] / 1e9:.2f} B parameters, the catalog {model.params_b:.2f} B.")
     if recipe_gb:

@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..decode import StepFeatures, run_features, step_features, step_time_from
+from ..engines import load_engines, ollama_engine_for_version
 from ..errors import EngineInputError
 from ..kvcache import kv_read_elements
 from ..params import BackendParams
@@ -130,11 +131,6 @@ def _note(notes: str, pattern: str) -> str | None:
 LEGACY_LLAMA_CPP_BUILD = 3000
 
 
-#: Ollama's first release that runs GGUFs in upstream llama-server instead of its Go engine and
-#: vendored ggml (0.30.0, https://github.com/ollama/ollama/pull/16031): the minor version.
-OLLAMA_LLAMA_SERVER_MINOR = 30
-
-
 def llama_cpp_build(row: dict) -> int | None:
     """The llama.cpp build number a row names (``build 4426e298 (2824)``, ``build 1691 (...)``,
     ``backend_version=b5220``, or a source id ending in ``_b7941``)."""
@@ -207,9 +203,10 @@ def row_request(row: dict) -> dict:
         request["engine"] = "oMLX 0.3.4 and earlier"
     # Ollama before 0.30 (engines.toml ollama-legacy): its own Go engine for many architectures;
     # 0.30 replaced it with upstream llama-server (PR 16031). Its MLX tags still run in ollama-mlx.
-    ollama = re.search(r"backend_version=0\.(\d+)\.", notes)
-    if row["engine"] == "ollama" and ollama and int(ollama.group(1)) < OLLAMA_LLAMA_SERVER_MINOR:
-        request["engine"] = "Ollama before 0.30"
+    # The release rule is engines.ollama_engine_for_version, shared with the page's Measure your own.
+    ollama = ollama_engine_for_version(_note(notes, r"backend_version=([^;,\s]+)")) if row["engine"] == "ollama" else None
+    if ollama and ollama != "ollama":
+        request["engine"] = load_engines()[ollama].name
     # llama.cpp's ./main timed its prompt as the process's first large batch (its warm-up decodes
     # two tokens): a cold start (params.py t_cold_batch_s). llama-bench warms up on the test itself.
     if re.search(r"(?:^|[\s(`])\./main\b", notes):

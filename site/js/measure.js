@@ -38,6 +38,8 @@ export function shareRows({ device, model, quant, engine, measured, server, buil
   const notes = (test) => [
     `measured from the tokfeel page (${when}) against ${SERVER_NAMES[server.server] || server.server}${build ? ` ${build}` : ""}`,
     server.model ? `server model '${server.model}'` : "",
+    // The release, as calibration rows name it: python -m engine score picks Ollama's engine by it.
+    server.server === "ollama" && server.report?.version ? `backend_version=${server.report.version}` : "",
     test === "tg" ? `decode: ${own.decode_tps ? "the server's own rate" : "timed by the page"}; first token after ${measured.ttft_s.toFixed(3)} s` : "prefill: the server's own rate",
     own.cache_n ? `cache_n=${own.cache_n}` : "",
     own.draft_n ? `draft_n=${own.draft_n} (speculative decoding)` : "",

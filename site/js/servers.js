@@ -138,6 +138,8 @@ async function readOllama(base, wanted, options) {
       n_ctx: positiveUpTo(chosen.context_length, 1e8),
       layers: positiveUpTo(info[`${arch}.block_count`], 1e4),
       n_embd: positiveUpTo(info[`${arch}.embedding_length`], 1e6),
+      // Its release decides its engine (its Go engine before 0.30): the engine reads it.
+      version: shortText(version?.version, 40),
     },
     build: version?.version ? `Ollama ${shortText(version.version, 40)}` : "",
     others: loaded.length - (loaded.includes(chosen) ? 1 : 0),
