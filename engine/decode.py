@@ -8,7 +8,7 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
             (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
       + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
-      + [B > 1] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
+      + [B > 1 or no graph replay] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
       [+ t_sync_thread * layers * threads on a CPU backend]
     (on Metal the unpacking term moves into the second argument of the first max: unpacking.py)
 
@@ -39,7 +39,8 @@ Without it the hybrids' extra kernels, all in MoE models, were charged to ``t_mo
 decoded Qwen3-30B-A3B at 1.08x Llama 3.1 8B, where reports say ~1.3-1.5x (196 against ~130-150
 tok/s). A step with several tokens (batched decode, speculative verification) pays
 ``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend replays a captured graph only for
-single-token steps (ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"). Launching is the
+single-token steps (ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"); llama.cpp's ROCm builds
+before HIP graphs were on by default launch a single-token step's kernels too (layerchain.hip_graphs_off). Launching is the
 host's latency, so it does not shrink with the GPU's clock. Its prior comes from a published pair
 (llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a two-token step takes 0.76 ms more than a
 one-token step, 24 us a layer); not fitted (batched rows come from one device per backend). Fitted
@@ -65,23 +66,14 @@ from dataclasses import dataclass
 from . import intel_matvec
 from .matvec_batch import matvec_alu_adds, mmvq_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
-from .layerchain import DENSE_LAYER_KERNELS, layer_chain_factor, unfused_recurrent, vlm_sync_s
+from .layerchain import DENSE_LAYER_KERNELS, hip_graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
 from .parallel import pcie_link, split_sync_parts
 from .quant import KV_CODEBOOK_TYPES, storage
 from .roofline import (
-    bandwidth_bytes_s,
-    clock_factor,
-    cpu_attention_rate,
-    cpu_isa,
-    cpu_bandwidth,
-    cpu_kernel,
-    latency_bound_sms,
-    realised_bandwidth,
-    soc_memory,
-    thread_limited_flops,
-    vector_flops,
+    bandwidth_bytes_s, clock_factor, cpu_attention_rate, cpu_isa, cpu_bandwidth, cpu_kernel, latency_bound_sms, realised_bandwidth,
+    soc_memory, thread_limited_flops, vector_flops,
 )
 from .repack import REPACK_ROWS, repacked_share, repacked_types
 from .system import System
@@ -163,6 +155,8 @@ class StepFeatures:
     weight_decode_ops: float = 0.0
     #: Unpacking runs alongside the weight stream (unpacking.unpacking_overlaps: Apple GPUs).
     unpack_overlaps: bool = False
+    #: A single-token step launches every kernel from the host too (layerchain.hip_graphs_off).
+    launches_every_kernel: bool = False
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) one step reads
@@ -342,6 +336,7 @@ def step_features(
         weight_decode_ops=storage(system.quant.weight_type).decode_ops,
         unpack_overlaps=unpacking_overlaps(backend),
         alu_adds=alu_adds,
+        launches_every_kernel=hip_graphs_off(system),
     )
 
 
@@ -382,7 +377,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         f.device_attention_flops / (p.eta_attn_decode * f.attention_rate_factor) + f.device_kv_codebook_elements * p.kv_codebook_ops
     ) / f.flops_rate
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
-    batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 else 0.0
+    batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 or f.launches_every_kernel else 0.0
     chain = f.clock_factor * f.layer_chain  # per-kernel latency is GPU cycles; the chain's length is the engine's
     recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * chain
     recurrent_s += f.unfused_state_kernels * p.t_layer_s / DENSE_LAYER_KERNELS * f.clock_factor + f.unfused_state_bytes / bandwidth

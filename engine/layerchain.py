@@ -52,3 +52,23 @@ def vlm_sync_s(system: System, batch: int = 1) -> float:
     if batch != 1 or not system.engine.vlm_layer_sync_s or catalog is None or not catalog.vision_language:
         return 0.0
     return system.engine.vlm_layer_sync_s * system.arch.layers
+
+
+#: First llama.cpp build whose ROCm backend replays a single-token step as a HIP graph by default.
+#: HIP graphs came in off by default ("ggml: use HIP graph, experimental, slow", PR 11362,
+#: https://github.com/ggml-org/llama.cpp/pull/11362, January 2025) and were switched on by PR 22254
+#: ("HIP: flip GGML_HIP_GRAPHS to on", https://github.com/ggml-org/llama.cpp/pull/22254, merged
+#: 2026-04-23; ggml's sync dc1b3775). Approximate: the merge falls between b8670 (2026-04-06) and
+#: b9039 (ggml sync of 2026-05-01); the calibration's ROCm rows are b7423 (the R9700: kyuz0's
+#: toolboxes never pass -DGGML_HIP_GRAPHS) and b9187-9193 (the Ryzen AI Max+ 395), so any
+#: boundary between them scores the same.
+HIP_GRAPHS_BUILD = 8800
+
+
+def hip_graphs_off(system: System) -> bool:
+    """Whether a single-token decode step launches every kernel from the host: llama.cpp's ROCm
+    backend at a stated build before HIP_GRAPHS_BUILD (unset: a current release, which replays a
+    graph). It then pays the host launch cost a batched step pays (``t_layer_batched_s`` per
+    layer), which CUDA's values, fitted on graph-replayed steps, do not hold."""
+    build = system.options.llama_cpp_build
+    return system.backend == "rocm" and build is not None and build < HIP_GRAPHS_BUILD

@@ -156,7 +156,11 @@ PRIORS = {
     # (an upper bound: it includes the second token's own arithmetic).
     "cuda": BackendParams(eta_bw=0.8, eta_pp=0.35, t_token_s=0.0015, t_layer_batched_s=0.000024),
     "metal": BackendParams(eta_bw=0.75, eta_pp=0.5, t_token_s=0.003),
-    "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002),
+    # t_layer_batched_s: llama.cpp PR 22254 (https://github.com/ggml-org/llama.cpp/pull/22254), llama-bench
+    # tg64 with HIP graphs off and on, 1 / t_off - 1 / t_on over the model's layers: gfx1100 gemma4
+    # 26B-A4B Q6_K 26.8 / 28.0 us (depth 0 / 8192), qwen2 14B Q8_0 12.2 / 17.6, qwen35 27B Q4_K_M
+    # 17.9 / 15.3; gfx908 gemma4 41.7 / 38.4, gpt-oss 20B 2.8: median 18 us a layer launched from the host.
+    "rocm": BackendParams(eta_bw=0.7, eta_pp=0.3, t_token_s=0.002, t_layer_batched_s=0.000018),
     "vulkan": BackendParams(eta_bw=0.7, eta_pp=0.25, t_token_s=0.002),
     "sycl": BackendParams(eta_bw=0.6, eta_pp=0.25, t_token_s=0.003),
     "cpu": BackendParams(

@@ -22,7 +22,7 @@ export function tierText(e) {
   return `Projected: ${why}; ${range}, wide on purpose.`;
 }
 
-function decodeRows(e) {
+function decodeRows(e, request) {
   // Bytes moved per token are in GB, like the bandwidth (GB/s) they divide by; memory sizes
   // (what fits) are in GiB like every capacity on the page (fmt.memory).
   const b = e.breakdown;
@@ -50,7 +50,8 @@ function decodeRows(e) {
   rows.push(["Fixed overhead per token", `${fmt.duration(b.fixed_s)} (kernel launches, synchronisation, sampling)`]);
   if (b.recurrent_s > 0) rows.push(["Recurrent layers", `${fmt.duration(b.recurrent_s)} of that: the gated-DeltaNet or Mamba layers update their state with a chain of small kernels of their own`]);
   if (b.vlm_sync_s > 0) rows.push(["Vision-language path", `${fmt.duration(b.vlm_sync_s)} of that: this engine version reads every layer's cache position back to the CPU, a GPU-to-CPU synchronisation per layer and token (oMLX issue 687, fixed by PR 688)`]);
-  if (b.batched_s > 0) rows.push(["Batched step", `${fmt.duration(b.batched_s)} of that: a step carrying several sequences launches its kernels one by one (no graph replay), a host cost that a faster GPU does not shrink`]);
+  if (b.batched_s > 0 && b.hip_graphs_off) rows.push(["No HIP graphs", `${fmt.duration(b.batched_s)} of that: llama.cpp b${request.llama_cpp_build}'s ROCm build launches every kernel from the host (HIP graphs were off by default until PR 22254, April 2026), a host cost that a faster GPU does not shrink`]);
+  else if (b.batched_s > 0) rows.push(["Batched step", `${fmt.duration(b.batched_s)} of that: a step carrying several sequences launches its kernels one by one (no graph replay), a host cost that a faster GPU does not shrink`]);
   if (b.host_s > 0) rows.push(["Weights in system RAM", `${fmt.duration(b.host_s)} per token to read the offloaded part`]);
   if (b.transfer_s > 0) rows.push(["Op offload", `${fmt.duration(b.transfer_s)} per step copying the weights in system RAM to the GPU over PCIe: llama.cpp runs a step of 32 or more tokens there`]);
   if (b.sync_s > 0) rows.push(["Between devices", `${fmt.duration(b.sync_s)} per token over ${b.interconnect}`]);
@@ -167,7 +168,7 @@ export class ExplainPanel {
   render(result, device) {
     const { ui } = this;
     const e = result.estimate;
-    fillList(ui.breakdownDecode, decodeRows(e));
+    fillList(ui.breakdownDecode, decodeRows(e, result.request));
     fillList(ui.breakdownPrefill, prefillRows(e, result.request, device));
     fillList(ui.breakdownMemory, memoryRows(e));
     renderStack(ui.memoryStack, e.memory);
