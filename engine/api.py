@@ -222,8 +222,10 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "kv_read_gb": mean_step.kv_bytes / GB,
             "weights_s": mean_step.weights_s,
             "unpack_s": mean_step.unpack_s,
-            # Intel under Vulkan: the integer-dot mat-vec streams the weights slower (intel_matvec).
+            # Intel under Vulkan (integer-dot mat-vec), BF16 on SYCL before PR 21580 (intel_matvec).
             "weight_stream_factor": intel_matvec.stream_factor(system),
+            "weight_stream_kernel": intel_matvec.stream_kernel(system),
+            "weight_stream_fixed_build": intel_matvec.SYCL_BF16_DMMV_BUILD,
             # Apple GPUs unpack alongside the weight stream (engine/unpacking.py): the longer counts.
             "unpack_overlaps": mean_step.unpack_overlaps,
             "codebook_weights": bool(system.profile.dense_codebook_params or system.profile.expert_codebook_params),

@@ -1,4 +1,6 @@
-"""llama.cpp's Vulkan decode on Intel GPUs: the integer-dot matrix-vector path (a decode mechanism).
+"""llama.cpp's decode on Intel GPUs: the matrix-vector paths that stream weights slower (decode mechanisms).
+
+Vulkan: the integer-dot matrix-vector path.
 
 For a one-token step ggml-vulkan multiplies a quantised weight matrix either with its float
 mat-vec shader (the weights unpacked against F32 activations) or with the integer-dot one,
@@ -22,6 +24,16 @@ Linux-driver gap that the backend's bandwidth efficiency carries. Not fitted: on
 device has Vulkan rows. What the engine does not know: the operating system (it assumes Linux,
 where the calibration rows and the kyuz0 toolboxes run) and the build (before PR 16900, late
 2025, k-quants took the float shader everywhere).
+
+SYCL: BF16 weights before PR 21580. Until that PR (https://github.com/ggml-org/llama.cpp/pull/21580,
+merged 2026-05-22, ggml sync 807fd144) ggml-sycl had no mat-vec kernel for BF16: a one-token step
+"falls through to the generic ``ggml_sycl_op_mul_mat_sycl`` GEMM path, which dequantizes to FP32
+and runs a full matrix multiply", "~14% memory bandwidth utilization on Intel Arc GPUs"; the PR adds
+BF16 to the DMMV kernels, "~4x tg speedup" measured on an Arc Pro B70. The FP32 branch writes the
+weights out as FP32 and reads them back (2 + 4 + 4 bytes per weight instead of 2), so the prior is the
+PR's 4x, ``SYCL_BF16_GEMM_SLOWDOWN``; not fitted (one SYCL device). Applied to llama.cpp builds
+older than ``SYCL_BF16_DMMV_BUILD`` (a run without a stated build is taken as today's); F16 had its
+DMMV kernel all along.
 """
 
 from __future__ import annotations
@@ -38,6 +50,13 @@ INTEL_FLOAT_MATVEC = frozenset({"q4_0", "q5_1"})
 MMVQ_MIN_K = 2048
 #: The integer-dot path's weight-streaming rate over the float path's on Intel (module docstring).
 MMVQ_STREAM_SHARE = 0.6
+
+#: First llama.cpp build with PR 21580's BF16 DMMV kernel on SYCL: merged 2026-05-22, after b9247
+#: (released by 2026-05-20, https://github.com/containers/ramalama/pull/2761) and before b9512
+#: (2026-06-04, ramalama PR 2783); approximate, the calibration's SYCL rows are b9039 (2026-05-05).
+SYCL_BF16_DMMV_BUILD = 9280
+#: A BF16 weight's decode time on the FP32 GEMM fallback over the DMMV kernel's (PR 21580: "~4x").
+SYCL_BF16_GEMM_SLOWDOWN = 4.0
 
 
 def applies(device, backend: str) -> bool:
@@ -61,8 +80,44 @@ def mmvq_byte_share(arch, quant) -> float:
     return slow / total if total else 0.0
 
 
+@lru_cache(maxsize=512)
+def bf16_byte_share(arch, quant) -> float:
+    """Share of the weight bytes one token multiplies that are BF16 matrices (routed experts at
+    their top-k share), in a file whose main type is BF16. Mixed files count none: the Unsloth
+    recipe's "higher precision" tensors are modelled as BF16 without a published tensor table
+    (data/quants.toml), and the B70's SYCL rows of such files decode at the bandwidth rate
+    (Qwen3.5-9B UD-Q8_K_XL 38.8 tok/s, ~83% of 608 GB/s), so they do not take the fallback."""
+    if quant.weight_type.lower() != "bf16":
+        return 0.0
+    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
+    total = bf16 = 0.0
+    for tensor, type_name, size in zip(arch.tensors, tensor_types(arch, quant), tensor_bytes(arch, quant)):
+        if tensor.mtp or tensor.name in LOOKUP_TENSORS or tensor.rows == 1:
+            continue
+        read = size * (share if tensor.is_routed_expert else 1.0)
+        total += read
+        if type_name.lower() == "bf16":
+            bf16 += read
+    return bf16 / total if total else 0.0
+
+
+def sycl_bf16_fallback(system) -> bool:
+    """A SYCL run on a llama.cpp build without PR 21580's BF16 mat-vec kernel."""
+    build = system.options.llama_cpp_build
+    return system.backend == "sycl" and system.device.kind != "cpu" and build is not None and build < SYCL_BF16_DMMV_BUILD
+
+
+def stream_kernel(system) -> str | None:
+    """Which slow mat-vec path stream_factor counts: "sycl-bf16-gemm", "vulkan-mmvq" or None."""
+    if sycl_bf16_fallback(system):
+        return "sycl-bf16-gemm" if bf16_byte_share(system.arch, system.quant) else None
+    return "vulkan-mmvq" if applies(system.device, system.backend) else None
+
+
 def stream_factor(system) -> float:
     """Time of the device's weight stream relative to the float path's (1 = no slowdown)."""
+    if sycl_bf16_fallback(system):
+        return 1.0 + bf16_byte_share(system.arch, system.quant) * (SYCL_BF16_GEMM_SLOWDOWN - 1.0)
     if not applies(system.device, system.backend):
         return 1.0
     return 1.0 + mmvq_byte_share(system.arch, system.quant) * (1.0 / MMVQ_STREAM_SHARE - 1.0)

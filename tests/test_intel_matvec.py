@@ -74,3 +74,60 @@ def test_the_explain_breakdown_names_the_factor():
     r9700 = estimate({"hardware": "Radeon AI PRO R9700", "model": "Llama-3.1-8B", "quant": "Q4_K_M", "backend": "vulkan"})
     assert b70["breakdown"]["weight_stream_factor"] > 1.5
     assert r9700["breakdown"]["weight_stream_factor"] == 1.0
+
+
+# SYCL: BF16 weights before llama.cpp PR 21580 (https://github.com/ggml-org/llama.cpp/pull/21580).
+
+
+def _sycl(model: str, quant: str, build: int | None):
+    request = {"hardware": "Arc Pro B70", "model": model, "quant": quant, "backend": "sycl"}
+    if build is not None:
+        request["llama_cpp_build"] = build
+    return build_system(request)
+
+
+def test_sycl_bf16_prior_is_pr_21580s_measurement():
+    """PR 21580: "~4x tg speedup on Intel Arc" (an Arc Pro B70), merged 2026-05-22: after b9247
+    (ramalama PR 2761, 2026-05-20) and before b9512 (2026-06-04); the B70 rows are b9039."""
+    assert intel_matvec.SYCL_BF16_GEMM_SLOWDOWN == 4.0
+    assert 9247 < intel_matvec.SYCL_BF16_DMMV_BUILD <= 9512
+
+
+@pytest.mark.parametrize(
+    "model, quant, build, factor",
+    [
+        ("Qwen3.5-9B", "BF16", 9039, 4.0),  # the B70 rows' build: every matrix on the FP32 GEMM
+        ("Qwen3.5-9B", "BF16", 9600, 1.0),  # after PR 21580: the DMMV kernel
+        ("Qwen3.5-9B", "BF16", None, 1.0),  # no stated build: today's
+        ("Qwen3.5-9B", "F16", 9039, 1.0),  # F16 always had its DMMV kernel
+        ("Qwen3.5-9B", "UD-Q8_K_XL", 9039, 1.0),  # a mixed file: none (bf16_byte_share)
+        ("Llama-3.1-8B", "Q4_K_M", 9039, 1.0),  # quantised: MMVQ/DMMV
+    ],
+)
+def test_sycl_bf16_fallback_by_build_and_format(model, quant, build, factor):
+    assert intel_matvec.stream_factor(_sycl(model, quant, build)) == pytest.approx(factor, abs=0.01)
+
+
+def _sycl_tg(model: str, quant: str) -> float:
+    for row in csv.DictReader(ROWS.open(encoding="utf-8")):
+        if ("Arc Pro B70" in row["hardware"] and row["backend"] == "sycl" and row["model"] == model
+                and row["quant"] == quant and row["test"] == "tg" and row["depth"] == "0"):
+            return float(row["tokens_per_s"])
+    raise AssertionError(f"no row {model} {quant}")
+
+
+def test_b70_sycl_bf16_rows_decode_at_the_fallbacks_rate():
+    """kyuz0's B70 SYCL rows (b9039): Qwen3.5-9B BF16 5.42 tok/s, 16.68 GiB a token: ~97 GB/s, 16%
+    of 608 GB/s (PR 21580: "~14% memory bandwidth utilization"), while its UD-Q8_K_XL file streams
+    12.07 GiB at 38.8 tok/s (~83%). The engine at the rows' build lands within 25% of both."""
+    bf16_gbs = _sycl_tg("Qwen3.5-9B", "BF16") * 16.68 * 2**30 / 1e9
+    assert 0.12 < bf16_gbs / 608 < 0.2
+    for model in ("Qwen3.5-9B", "Ministral-3-8B", "Ministral-3-14B"):
+        predicted = estimate({"hardware": "Arc Pro B70", "model": model, "quant": "BF16", "backend": "sycl",
+                              "llama_cpp_build": 9039})["decode_tps"]
+        assert 0.75 < predicted / _sycl_tg(model, "BF16") < 1.25, model
+    today = estimate({"hardware": "Arc Pro B70", "model": "Qwen3.5-9B", "quant": "BF16", "backend": "sycl"})
+    assert today["decode_tps"] > 3.5 * _sycl_tg("Qwen3.5-9B", "BF16")
+    assert today["breakdown"]["weight_stream_kernel"] is None
+    old = estimate({"hardware": "Arc Pro B70", "model": "Qwen3.5-9B", "quant": "BF16", "backend": "sycl", "llama_cpp_build": 9039})
+    assert old["breakdown"]["weight_stream_kernel"] == "sycl-bf16-gemm"

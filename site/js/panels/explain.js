@@ -30,7 +30,9 @@ function decodeRows(e, request) {
     ["Weights read per token", `${fmt.gigabytes(b.weights_read_gb)}: every active weight, once per token`],
     ["Bandwidth", `${fmt.bandwidth(b.bandwidth_gbs)} ${b.bandwidth_measured ? "measured" : "on paper"} × ${fmt.percent(b.eta_bw)} realised (fitted efficiency)${b.cpu_threads ? ` on ${fmt.count(b.cpu_threads)} threads` : ""} → ${fmt.duration(b.weights_s - b.unpack_s)} for the weights`],
   ];
-  if (b.weight_stream_factor > 1) {
+  if (b.weight_stream_factor > 1 && b.weight_stream_kernel === "sycl-bf16-gemm") {
+    rows.push(["BF16 GEMM fallback", `llama.cpp's SYCL backend had no matrix-vector kernel for BF16 weights before PR 21580 (build ${b.weight_stream_fixed_build}): it converts them to FP32 and runs a full matrix multiply, about 4× slower (the PR's measurement on an Arc Pro B70): ${fmt.number(b.weight_stream_factor, 2)}× the weights' time (included above)`]);
+  } else if (b.weight_stream_factor > 1) {
     rows.push(["Integer-dot kernel", `llama.cpp's Vulkan backend multiplies these quantised weights on Intel with its integer-dot matrix-vector kernel, which streams them at about 60% of its float kernel's rate (Linux/Windows pairs, llama.cpp PR 19988): ${fmt.number(b.weight_stream_factor, 2)}× the weights' time (included above)`]);
   }
   if (b.latency_bound_gbs) {
