@@ -167,6 +167,36 @@ PRIORS = {
         eta_bw=0.6, eta_pp=0.5, t_token_s=0.001, t_layer_s=0.00001, t_moe_layer_decode_s=0.00001, eta_decode_compute=0.4
     ),
 }
+#: Priors of an engine family's own kernels on a backend, by (the family's root engine, backend):
+#: they replace the backend's values (prior or population) where no key of the family is fitted,
+#: as when the one device of a family's only fitted key is held out (issue 12). MLX on Metal
+#: (mlx-lm and the engines built on it: mlx-vlm, oMLX, vLLM-MLX, Ollama's MLX runner):
+#: - eta_bw 0.93: MLX's quantised matrix-vector kernel on an M3 Max (40 cores, 400 GB/s), weights
+#:   read from DRAM (a fresh weight per repetition): a 5120 x 17408 4-bit layer, 47 MB, in 0.126
+#:   ms, 373 GB/s (https://github.com/ml-explore/mlx/issues/3852, mlx 0.32.0). llama.cpp's Metal
+#:   keys fit their own (a different kernel and block format).
+#: - t_layer_s 55 us at 1.5 GHz: a dense layer's decode in mlx-lm is 17 kernels (rms_norm, q/k/v
+#:   projections, two RoPEs, two cache slice updates, attention, output projection, residual add,
+#:   rms_norm, gate/up projections, SwiGLU, down projection, add: mlx_lm/models/llama.py), each
+#:   ~2.3 us on the GPU in a dependent chain, and MLX commits a command buffer about once a layer
+#:   (its 50 MB per buffer rule trips on tens-of-MB weights) at ~20 us each: an M3 Ultra (mlx
+#:   0.32.2) ran 3,200 tiny dependent kernels in 8.8 ms at 50 per buffer, 7.7 at 200
+#:   (https://github.com/ml-explore/mlx/issues/4521). 17 x 2.3 + 20 = 59 us at the M3 GPU's 1398
+#:   MHz, 55 us at the reference clock.
+#: The host's per-token work is not given a value of its own: mlx-lm's generate_step submits the
+#: next token's graph (mx.async_eval) before it reads the current token back
+#: (https://github.com/ml-explore/mlx-lm/blob/main/mlx_lm/generate.py), so it overlaps the GPU;
+#: the backend's t_token_s stands (a floor there made the held-out M3 Max 1.2x too fast).
+FAMILY_PRIORS: dict[tuple[str, str], dict[str, float]] = {
+    ("mlx-lm", "metal"): {"eta_bw": 0.93, "t_layer_s": 0.000055},
+}
+
+
+def family_prior(engine_lineage: tuple[str, ...], backend: str, params: BackendParams) -> BackendParams:
+    """``params`` with the family priors of the engine's family (its lineage's root) on ``backend``."""
+    return replace(params, **FAMILY_PRIORS.get((engine_lineage[-1], backend), {})) if engine_lineage else params
+
+
 #: AMD's AMDVLK driver runs llama.cpp's Vulkan backend: the same shaders (ggml/src/ggml-vulkan/
 #: vulkan-shaders) at the same shader FP32 rate (prefill.SHADER_RATE_BACKENDS), so it starts from
 #: RADV's priors; what the driver's compiler changes is the fit's to find (tools/borrowing.BASE_BACKEND).
@@ -291,8 +321,10 @@ def _resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str, fi
             )
     population = fit.get("population", {}).get(backend)
     if population:
-        return ResolvedParams(BackendParams.from_dict(population), f"population/{backend}", False, *UNCALIBRATED_SPREAD)
-    return ResolvedParams(PRIORS.get(backend, BackendParams()), f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
+        params = family_prior(engine_lineage, backend, BackendParams.from_dict(population))
+        return ResolvedParams(params, f"population/{backend}", False, *UNCALIBRATED_SPREAD)
+    params = family_prior(engine_lineage, backend, PRIORS.get(backend, BackendParams()))
+    return ResolvedParams(params, f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
 
 
 def with_overrides(params: BackendParams, **overrides: float) -> BackendParams:

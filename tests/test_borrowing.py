@@ -28,9 +28,17 @@ def test_a_family_member_borrows_the_values_its_family_predicts_with():
 
 
 def test_an_engine_without_a_fitted_family_borrows_the_backend_population():
+    """... except the values its family has priors of its own for (params.FAMILY_PRIORS: MLX's
+    kernels on Metal are not llama.cpp's)."""
+    from dataclasses import replace
+
+    from engine.params import FAMILY_PRIORS
+
     population = BackendParams(t_token_s=0.002)
     fits = {"llama-cpp/metal": (BackendParams(), ("eta_bw",))}
-    assert borrowed("mlx-lm/metal", fits, {}, {"metal": population}) == population
+    expected = replace(population, **FAMILY_PRIORS[("mlx-lm", "metal")])
+    assert borrowed("mlx-lm/metal", fits, {}, {"metal": population}) == expected
+    assert borrowed("other/metal", fits, {}, {"metal": population}) == population
 
 
 def test_the_kv_read_cost_is_the_engines_own_attention_kernel():

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import fields, replace
 
 from ..engines import load_engines
-from ..params import PRIORS, BackendParams
+from ..params import PRIORS, BackendParams, family_prior
 from .pools import DECODE_NAMES
 
 #: Properties of an engine's implementation rather than of the backend: a key that cannot
@@ -137,7 +137,7 @@ def borrowed(
     values on the backend (ik_llama.cpp's from llama.cpp's); else, per parameter, the median over
     the fitted keys of its engine family there (mlx-lm and the engines built on it borrow from
     vLLM-MLX, not from llama.cpp's Metal kernels), else the backend's population (``populations``,
-    BackendParams by backend)."""
+    BackendParams by backend) with the family's own priors (params.FAMILY_PRIORS) in place of its values."""
     engine_id, backend = key.split("/")
     engines = load_engines()
     lineage = engines[engine_id].lineage() if engine_id in engines else (engine_id,)
@@ -148,7 +148,7 @@ def borrowed(
         k: v for k, v in fits.items()
         if k.endswith(f"/{backend}") and k.split("/")[0] in engines and engines[k.split("/")[0]].lineage()[-1] == lineage[-1]
     }
-    return family_values(family, populations[backend]) if family else populations[backend]
+    return family_values(family, populations[backend]) if family else family_prior(lineage, backend, populations[backend])
 
 
 def family_values(family: dict[str, tuple[BackendParams, tuple[str, ...]]], fallback: BackendParams) -> BackendParams:
