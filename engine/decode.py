@@ -372,7 +372,9 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
     unpack_s += device_params * f.weight_decode_ops / f.flops_rate
     weights_s = device_bytes * f.weight_stream_factor / bandwidth + unpack_s
     matmul_s = f.device_matmul_flops / (f.flops_rate * f.matmul_rate_factor * p.eta_decode_compute)
-    kv_s = f.device_kv_bytes * p.kv_read_factor / bandwidth
+    # A GPU streams each sequence's cache past an L2 the weights have flushed: no faster than the
+    # memory's peak (docs/physics.md section 1). CPU backends (sync_threads > 0) keep the fitted factor.
+    kv_s = f.device_kv_bytes * max(p.kv_read_factor / bandwidth, 0.0 if f.sync_threads else 1 / f.bandwidth)
     attention_s = (
         f.device_attention_flops / (p.eta_attn_decode * f.attention_rate_factor) + f.device_kv_codebook_elements * p.kv_codebook_ops
     ) / f.flops_rate
