@@ -64,20 +64,29 @@ def applies(device, backend: str) -> bool:
     return backend == "vulkan" and device.vendor == "intel" and device.kind != "cpu"
 
 
-@lru_cache(maxsize=512)
-def mmvq_byte_share(arch, quant) -> float:
-    """Share of the weight bytes one token multiplies that Intel's Vulkan driver path streams
-    through the integer-dot mat-vec (routed experts at their top-k share)."""
+def _multiplied_byte_share(arch, quant, counts) -> float:
+    """Share of the weight bytes one token multiplies (routed experts at their top-k share, no
+    lookup tables, MTP heads or vectors) whose tensor and type ``counts(tensor, type_name)``."""
     share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
-    total = slow = 0.0
+    total = counted = 0.0
     for tensor, type_name, size in zip(arch.tensors, tensor_types(arch, quant), tensor_bytes(arch, quant)):
         if tensor.mtp or tensor.name in LOOKUP_TENSORS or tensor.rows == 1:
             continue
         read = size * (share if tensor.is_routed_expert else 1.0)
         total += read
-        if storage(type_name).quantized and type_name.lower() not in INTEL_FLOAT_MATVEC and tensor.cols >= MMVQ_MIN_K:
-            slow += read
-    return slow / total if total else 0.0
+        if counts(tensor, type_name):
+            counted += read
+    return counted / total if total else 0.0
+
+
+@lru_cache(maxsize=512)
+def mmvq_byte_share(arch, quant) -> float:
+    """Share of the weight bytes one token multiplies that Intel's Vulkan driver path streams
+    through the integer-dot mat-vec (routed experts at their top-k share)."""
+    return _multiplied_byte_share(
+        arch, quant,
+        lambda tensor, type_name: storage(type_name).quantized and type_name.lower() not in INTEL_FLOAT_MATVEC and tensor.cols >= MMVQ_MIN_K,
+    )
 
 
 @lru_cache(maxsize=512)
@@ -89,16 +98,7 @@ def bf16_byte_share(arch, quant) -> float:
     (Qwen3.5-9B UD-Q8_K_XL 38.8 tok/s, ~83% of 608 GB/s), so they do not take the fallback."""
     if quant.weight_type.lower() != "bf16":
         return 0.0
-    share = arch.experts_per_token / arch.n_experts if arch.is_moe else 1.0
-    total = bf16 = 0.0
-    for tensor, type_name, size in zip(arch.tensors, tensor_types(arch, quant), tensor_bytes(arch, quant)):
-        if tensor.mtp or tensor.name in LOOKUP_TENSORS or tensor.rows == 1:
-            continue
-        read = size * (share if tensor.is_routed_expert else 1.0)
-        total += read
-        if type_name.lower() == "bf16":
-            bf16 += read
-    return bf16 / total if total else 0.0
+    return _multiplied_byte_share(arch, quant, lambda _tensor, type_name: type_name.lower() == "bf16")
 
 
 def sycl_bf16_fallback(system) -> bool:
