@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import BOOT_TIMEOUT_MS, run_cli
+from engine.page.fields import answers
 
 pytestmark = pytest.mark.browser
 
@@ -33,14 +34,18 @@ def select(page, hardware: str, model: str, quant: str, prompt: int, answer: str
     page.select_option('[data-testid="quant-select"]', quant)
     page.fill('[data-testid="prompt-tokens"]', str(prompt))
     page.select_option('[data-testid="answer-select"]', answer)
+    # The answer's length is the CLI's --gen: waiting for it too means the numbers, the URL and
+    # the stream's schedule all come from the reply to the last change, not an earlier one.
+    gen_tokens = len(answers()[answer]["tokens"])
     page.wait_for_function(
-        """([hw, model, quant, prompt]) => {
+        """([hw, model, quant, prompt, gen]) => {
             // The CLI line and the numbers are rendered together from one engine reply.
             const line = document.querySelector('[data-testid="cli-line"]').textContent;
             return line.includes(`--hardware ${hw} `) && line.includes(`--model ${model} `)
-                && line.includes(`--quant ${quant} `) && line.includes(`--prompt ${prompt} `);
+                && line.includes(`--quant ${quant} `) && line.includes(`--prompt ${prompt} `)
+                && line.includes(`--gen ${gen} `);
         }""",
-        arg=[hardware, model, quant, prompt],
+        arg=[hardware, model, quant, prompt, gen_tokens],
         timeout=15_000,
     )
 
