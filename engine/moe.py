@@ -116,6 +116,84 @@ HOST_SCAN_S = 1e-9
 HOST_LOOP = {"ik": (13, 2, 10), "generic": (9, 3, 0), "sycl": (18, 3, 12)}
 
 
+#: llama.cpp's ``ggml_cuda_mul_mat_id`` sends a 16-bit (F16/BF16) expert matmul of a prompt to its
+#: device-side ``mmf`` kernel, which reads the router's choices on the card, only when the expert
+#: matrix is small enough for the micro-batch (mmf.cu ``ggml_cuda_should_use_mmf`` with
+#: ``mul_mat_id``: false if ``src0_ne[1] <= 1024 && src1_ncols > 512`` or ``src0_ne[1] > 1024 &&
+#: src1_ncols > 128``; PR 16512 "add fp kernel for larger batch size MoE",
+#: https://github.com/ggml-org/llama.cpp/pull/16512; the same rule at the R9700 rows' b7423 and the
+#: Strix Halo rows' b9187, ggml syncs ac0c8be4 and 1b6112bf). ``src0_ne[1]`` is the projection's
+#: output rows (the expert's intermediate size for gate and up, the hidden size for down),
+#: ``src1_ncols`` the micro-batch's tokens. Every other projection takes the generic path: the
+#: host copies the router's choices, synchronises, and runs each touched expert as its own BLAS
+#: GEMM (HOST_LOOP "generic"). So at -ub 512 Qwen3-Coder-30B-A3B (768 rows) runs gate and up in
+#: mmf and its down projection (2048 rows) on the host, GLM-4.7-Flash (1536) all three on the host.
+MMF_MOE_SMALL_ROWS = 1024
+MMF_MOE_MAX_TOKENS_SMALL = 512
+MMF_MOE_MAX_TOKENS_LARGE = 128
+#: First llama.cpp build whose mmf takes a prompt's 16-bit expert matmuls, by backend: CUDA from
+#: PR 16512 (merged 2025-10-14; ~b6760, approximate), needing tensor cores of the type (BF16:
+#: Ampere, cc 8.0; F16: Volta, 7.0; mmf.cu's switch on the type); AMD GPUs with matrix units from
+#: PR 17879 (RDNA3, merged 2025-12-12, https://github.com/ggml-org/llama.cpp/pull/17879; RDNA4's PR
+#: 17437 came two weeks before, CDNA's 18896 in January 2026; ~b7360, approximate: the R9700 rows'
+#: b7423 is the ggml sync of 2025-12-17). Older builds loop every projection on the host.
+MMF_MOE_BUILD = {"cuda": 6760, "rocm": 7360}
+MMF_MOE_MIN_CC = {"bf16": 8.0, "f16": 7.0}
+#: Stream time of one expert GEMM of the generic host loop on ROCm beyond reading its weights, s:
+#: ggml_cuda_mul_mat per touched expert (op_mul_mat's set-up, hipblasGemmEx, the BF16/F16 output's
+#: conversion to F32). PR 16835's RDNA4 timings of that path before mmf existed there
+#: (https://github.com/ggml-org/llama.cpp/pull/16835, RX 9070 XT, ROCm 7.1: MUL_MAT_ID f16 128
+#: experts, top-8, 768 x 2048, 1376.16 us at 4 tokens, 4024.50 us at 32) give 32.0 us per touched
+#: expert (128 x (1 - (120/128)^n) touched: 29.1 and 111.8); less that GEMM's own weight read (3.1 MB
+#: at 640 GB/s: 4.9 us), 27 us that the card spends on each call whatever its size: the small GEMM
+#: and conversion kernels cannot fill the GPU, and the next call's work arrives only after the host
+#: has set it up. It adds to the weights' streaming (prefill.prefill_time_from). On CUDA the loop
+#: keeps HOST_LOOP's kernel-launch count (no CUDA row to measure it against).
+HIP_LOOP_GEMM_S = 32.0e-6 - 4.9e-6
+
+
+def amd_matrix_units(device) -> bool:
+    """An AMD GPU with matrix instructions (RDNA3 and later WMMA, CDNA's MFMA): 512 or more FP16
+    FLOP per compute unit and clock (RDNA2's packed FP16 gives 256)."""
+    if device.vendor != "amd" or device.kind == "cpu" or not (device.fp16_tflops and device.gpu_cores and device.gpu_clock_mhz):
+        return False
+    return device.fp16_tflops * 1e12 / (device.gpu_cores * device.gpu_clock_mhz * 1e6) >= 511
+
+
+def mmf_moe_available(system: System) -> bool:
+    """Whether the build and card run a prompt's 16-bit expert matmuls in llama.cpp's mmf kernel
+    (MMF_MOE_BUILD, MMF_MOE_MIN_CC, amd_matrix_units)."""
+    weight = system.quant.weight_type
+    if system.quant.kind != "dense" or weight not in MMF_MOE_MIN_CC:
+        return False
+    build = system.options.llama_cpp_build
+    first = MMF_MOE_BUILD.get(system.backend)
+    if first is None or (build is not None and build < first):
+        return False
+    if system.backend == "cuda":
+        cc = system.device.cuda_compute_capability
+        return cc is not None and cc >= MMF_MOE_MIN_CC[weight]
+    return amd_matrix_units(system.device)
+
+
+def mmf_moe_takes(rows: int, tokens: int) -> bool:
+    """mmf.cu's size rule for one expert projection of ``rows`` output rows at ``tokens`` tokens."""
+    return tokens <= (MMF_MOE_MAX_TOKENS_SMALL if rows <= MMF_MOE_SMALL_ROWS else MMF_MOE_MAX_TOKENS_LARGE)
+
+
+def looped_share(system: System, tokens: int) -> tuple[float, int]:
+    """For a 16-bit MoE on mainline llama.cpp's CUDA/ROCm generic path: the share of the routed
+    experts' weights whose projections the host loops over at ``tokens`` tokens a micro-batch, and
+    how many of each expert's projections that is (gate and up are the expert's intermediate size
+    in rows, down the hidden size). (1, 3) where mmf takes none."""
+    arch = system.arch
+    if not mmf_moe_available(system):
+        return 1.0, 3
+    intermediate = expert_intermediate(arch, system.profile)
+    looped = [rows for rows in (intermediate, intermediate, arch.hidden_size) if not mmf_moe_takes(rows, tokens)]
+    return len(looped) / 3, len(looped)
+
+
 def host_routed(system: System) -> str | None:
     """Which host loop (a :data:`HOST_LOOP` key) runs a GPU prompt's routed experts, or None where
     the routing stays on the device. The host loop copies the router's choices to the host and
@@ -124,7 +202,8 @@ def host_routed(system: System) -> str | None:
     ik_llama.cpp does so for every prompt on CUDA (also at 8337e4c, its newest snapshot); llama.cpp
     did before mid-2024, and still does wherever the experts do not run in the MMQ kernels, whose
     MoE helper moved to device code in PR 15525 ("This eliminates the need for synchronization",
-    https://github.com/ggml-org/llama.cpp/pull/15525): 16-bit weights, cards below compute
+    https://github.com/ggml-org/llama.cpp/pull/15525): 16-bit weights whose projections do not all
+    fit its mmf kernel at the set-up's micro-batch (:func:`looped_share`), cards below compute
     capability 6.1. llama.cpp's SYCL backend routes on the host for every type (HOST_LOOP "sycl")."""
     if not system.arch.is_moe or system.backend not in ("cuda", "rocm", "sycl"):
         return None
@@ -139,7 +218,8 @@ def host_routed(system: System) -> str | None:
         return "generic"
     cc = system.device.cuda_compute_capability
     if system.quant.kind != "gguf" or (system.backend == "cuda" and cc is not None and cc < MMQ_MIN_CC):
-        return "generic"
+        # A 16-bit file whose projections all fit mmf at the set-up's micro-batch stays on the card.
+        return "generic" if looped_share(system, system.ubatch)[1] else None
     return None
 
 
@@ -180,6 +260,9 @@ class ExpertWork:
     #: Stream time of the loop's small kernels (:data:`HOST_LOOP`, third number), which adds to the
     #: matmuls' work where the host's launches and scans overlap it.
     stream_s: float = 0.0
+    #: Share of the experts' matmul work in the host loop (the rest runs in mmf kernels on the card
+    #: before the loop's synchronisation, so its time adds to the loop's rather than overlapping it).
+    loop_share: float = 1.0
 
 
 def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
@@ -191,7 +274,8 @@ def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
 
 def expert_work(
     arch: Architecture, profile: WeightProfile, tokens: int, micro_batches: int, touched_bytes: float, tile: int = 0,
-    touched_fraction: float = 0.0, host_loop: str | None = None,
+    touched_fraction: float = 0.0, host_loop: str | None = None, loop: tuple[float, int] = (1.0, 3),
+    loop_gemm_s: float = 0.0,
 ) -> ExpertWork:
     """Routed-expert work of prefilling ``tokens`` tokens in ``micro_batches`` micro-batches, where
     each micro-batch reads ``touched_bytes`` of expert weights, ``touched_fraction`` of the experts
@@ -208,15 +292,19 @@ def expert_work(
     slots = tokens * arch.experts_per_token * profile.expert_layers
     per_slot = SLOT_BYTES_PER_HIDDEN * arch.hidden_size + SLOT_BYTES_PER_FFN * expert_intermediate(arch, profile)
     host_loop_s = stream_s = 0.0
+    share = 1.0
     if host_loop:
         # The loop's kernels run one after another on the card's one stream, and a short kernel
         # launched back to back occupies it for about KERNEL_LAUNCH_S (NVIDIA's measurement: 2.9 us
         # of execution per 3.8 us launch), so its small kernels are stream time that adds to the
         # matmuls' work rather than hides under it; the host's launches and scans overlap the card.
         launches, scans, small = HOST_LOOP[host_loop]
+        share, projections = loop if host_loop == "generic" else (1.0, 3)
+        # The generic loop's counts are per expert for all three projections; mmf takes the rest.
+        launches, scans = launches * projections / 3, scans * projections / 3
         per_batch = math.ceil(tokens / micro_batches)
         touched = micro_batches * profile.expert_layers * arch.n_experts * touched_fraction
-        stream_s = touched * small * KERNEL_LAUNCH_S
+        stream_s = touched * (projections * loop_gemm_s if loop_gemm_s else small * KERNEL_LAUNCH_S)
         host_loop_s = touched * launches * KERNEL_LAUNCH_S + (
             micro_batches * profile.expert_layers * scans * arch.n_experts * per_batch * arch.experts_per_token * HOST_SCAN_S)
     return ExpertWork(
@@ -226,4 +314,5 @@ def expert_work(
         dispatch_bytes=slots * per_slot,
         host_loop_s=host_loop_s,
         stream_s=stream_s,
+        loop_share=share if host_loop else 1.0,
     )
