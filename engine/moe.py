@@ -194,6 +194,15 @@ def looped_share(system: System, tokens: int) -> tuple[float, int]:
     return len(looped) / 3, len(looped)
 
 
+def generic_loop(system: System, loop: str | None, tokens: int) -> tuple[tuple[float, int], float]:
+    """expert_work's ``loop`` and ``loop_gemm_s`` for a prompt's micro-batch of ``tokens``: the
+    generic loop takes only the projections mmf does not (:func:`looped_share`), and on ROCm each
+    looped expert GEMM costs HIP_LOOP_GEMM_S of stream time."""
+    if loop != "generic":
+        return (1.0, 3), 0.0
+    return looped_share(system, tokens), HIP_LOOP_GEMM_S if system.backend == "rocm" else 0.0
+
+
 def host_routed(system: System) -> str | None:
     """Which host loop (a :data:`HOST_LOOP` key) runs a GPU prompt's routed experts, or None where
     the routing stays on the device. The host loop copies the router's choices to the host and

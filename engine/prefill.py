@@ -34,7 +34,7 @@ from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .amdvlk import dense_matmul_share
-from .moe import HIP_LOOP_GEMM_S, MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, host_routed, looped_share
+from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
@@ -359,12 +359,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
         loop = host_routed(system)
-        # A 16-bit MoE's generic loop takes only the projections mmf does not (moe.looped_share); on
-        # ROCm each looped expert GEMM costs HIP_LOOP_GEMM_S of stream time.
-        looped = looped_share(system, tokens_per_ubatch) if loop == "generic" else (1.0, 3)
-        loop_gemm_s = HIP_LOOP_GEMM_S if loop == "generic" and system.backend == "rocm" else 0.0
         experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile,
-                              fraction, loop, looped, loop_gemm_s)
+                              fraction, loop, *generic_loop(system, loop, tokens_per_ubatch))
         experts_serial = loop == "ik" and system.backend == "cuda" and (cc is None or cc >= STREAM_K_CC)
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
@@ -436,8 +432,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     # to the matmuls' work; the host's launches and scans overlap it.
     expert_mma_s, expert_load_s = work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth
     expert_kernels_s = expert_mma_s + expert_load_s if f.experts_serial else max(expert_mma_s, expert_load_s)
-    # Where mmf runs part of a 16-bit MoE on the card (moe.looped_share), that part finishes before
-    # the loop's synchronisation: its kernels add to the loop's time instead of overlapping it.
+    # mmf's share of a 16-bit MoE (moe.looped_share) ends before the loop's sync: it adds, not overlaps.
     looped_s = expert_kernels_s * work.loop_share
     experts_s = expert_kernels_s - looped_s + max(looped_s + work.stream_s, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
