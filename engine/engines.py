@@ -32,6 +32,8 @@ SCHEMA = (
     Field("recurrent_extra_kernels", float),
     Field("decode_layer_kernels", float),
     Field("vlm_layer_sync_s", float),
+    Field("tp_allreduce_via_host", bool),
+    Field("prefill_chunk_tokens", int),
 )
 
 
@@ -77,6 +79,12 @@ class Engine:
     #: Seconds per layer and decode step of host synchronisation on its vision-language path (a
     #: model with a vision tower, models.Model.vision_language): layerchain.vlm_sync_s; 0 = none.
     vlm_layer_sync_s: float = 0.0
+    #: Its tensor-parallel all-reduce stages the partial sums through pinned host memory and one
+    #: CPU thread sums them (parallel.host_allreduce_s_per_byte); False = on the GPUs (NCCL).
+    tp_allreduce_via_host: bool = False
+    #: Prompt tokens it processes per forward pass (its own chunking), where it ignores llama.cpp's
+    #: -ub; 0 = options.ubatch.
+    prefill_chunk_tokens: int = 0
 
     def kv_cache_types(self) -> tuple[str, ...]:
         """The KV cache types this engine offers (its own list, else its base's, and so on)."""

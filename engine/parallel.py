@@ -40,6 +40,34 @@ SYNCS_PER_LAYER = {"tensor": 2, "row": 7}
 #: Activations are exchanged in 16-bit floats.
 ACTIVATION_BYTES = 2
 
+#: Bandwidth of the one CPU thread that sums a host-staged all-reduce (engines.toml
+#: ``tp_allreduce_via_host``), bytes/s: the CPU backends' single-core prior (params.py
+#: ``core_bw_gbs``, 25 GB/s: line-fill buffers hold one core to ~20-60 GB/s).
+HOST_REDUCE_CORE_BYTES_S = 25 * GB
+#: PCIe transfers reach about 80% of the link's rate (offload.PCIE_EFFICIENCY).
+HOST_REDUCE_PCIE_EFFICIENCY = 0.8
+#: Bytes of one stage of exllamav3's host-staged all-reduce (CPUREDUCE_CHUNK_SIZE = NUM_THREADS
+#: x 64 = 1024 x 64 in exllamav3/exllamav3_ext/parallel/all_reduce_cpu_avx2.h, v1.0.0).
+HOST_REDUCE_STAGE_BYTES = 64 * 1024
+
+
+def host_allreduce_s_per_byte(system: System) -> float:
+    """Seconds per byte of message of one all-reduce staged through host memory, as exllamav3's
+    default ("native") tensor-parallel backend runs it: every GPU writes its partial sum as BF16
+    into pinned host memory over its own PCIe link, one CPU thread copies the first and adds the
+    others (AVX2), and every GPU reads the sum back over its link. The three steps run in 64 KB
+    stages in lockstep (a two-block cooperative kernel per GPU, grid.sync() between stages; the
+    CPU polls the GPUs' stage flags and the GPUs poll its), so their times add: 2 link crossings
+    plus the CPU's pass over N contributions and one sum at one core's bandwidth.
+    https://github.com/turboderp-org/exllamav3/blob/v1.0.0/exllamav3/model/model_tp_backend.py
+    (TPBackendNative: "all_reduce() currently routes through pg_all_reduce_cpu() ... at the cost of
+    PCIe traffic and CPU work"; tp_backend="native" is the default in model.py),
+    exllamav3/exllamav3_ext/parallel/all_reduce_cpu.cu and all_reduce_cpu_avx2.cpp
+    (CPUREDUCE_CHUNK_SIZE = 64 KB, perform_cpu_reduce_avx2). The link is the card's own PCIe
+    link, never NVLink: the data goes through the host."""
+    link_bytes_s = pcie_link(system)[2] * HOST_REDUCE_PCIE_EFFICIENCY
+    return 2 / link_bytes_s + (system.gpus + 1) / HOST_REDUCE_CORE_BYTES_S
+
 
 #: A card whose PCIe link is not stated is taken as PCIe 4.0 x16.
 DEFAULT_PCIE_GEN = 4
@@ -92,6 +120,12 @@ def split_sync_parts(system: System, tokens: int) -> tuple[float, float]:
     # Small all-reduces run as a tree (log2 N latencies); the data term is a ring's 2 (N-1)/N of
     # the message through each card's link.
     syncs = SYNCS_PER_LAYER[mode] * system.arch.layers
+    if mode == "tensor" and system.engine.tp_allreduce_via_host:
+        # The first 64 KB stage is one exchange through the host, the latency; every further
+        # stage adds its bytes' time (a decode step's few KB fit in one stage).
+        # It crosses PCIe whatever bridge the cards have.
+        staged = max(message - HOST_REDUCE_STAGE_BYTES, 0.0)
+        return syncs * SYNC_LATENCY_PCIE_S * math.log2(cards), syncs * staged * host_allreduce_s_per_byte(system)
     return syncs * latency * math.log2(cards), syncs * 2 * (cards - 1) / cards * message / bandwidth
 
 

@@ -142,8 +142,9 @@ class System:
     def ubatch(self) -> int:
         """Prompt tokens per micro-batch: llama.cpp caps -ub at -b (``cparams.n_ubatch =
         std::min(cparams.n_batch, params.n_ubatch)``, src/llama-context.cpp; ik_llama.cpp's
-        src/llama.cpp at dcdfad29 the same)."""
-        return min(self.options.ubatch, self.options.nbatch)
+        src/llama.cpp at dcdfad29 the same). An engine that chunks the prompt itself ignores -ub
+        (engines.toml ``prefill_chunk_tokens``: exllamav3's generator, max_chunk_size = 2048)."""
+        return self.engine.prefill_chunk_tokens or min(self.options.ubatch, self.options.nbatch)
 
     @cached_property
     def weight_bytes(self) -> float:
