@@ -120,7 +120,8 @@ class Device:
     fp4_tflops: float | None = None
     fp32_tflops: float | None = None
     #: NVIDIA compute capability where it matters to a kernel choice (below 6.1: no __dp4a int8
-    #: dot product); left out, a CUDA card is taken to have it (every catalog card but the P100).
+    #: dot product); left out, a CUDA card is taken to have it (every catalog card but the P100s
+    #: and the Jetson Nano).
     cuda_compute_capability: float | None = None
     cpu_bandwidth_gbs: float | None = None
     memory_bus_bits: int | None = None

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 
 from .catalog import DATA_DIR
+from .unpacking import CUDA_NO_DP4A_DEQUANT_OPS
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,23 @@ def family_prior(engine_lineage: tuple[str, ...], backend: str, params: BackendP
 #: RADV's priors; what the driver's compiler changes is the fit's to find (tools/borrowing.BASE_BACKEND).
 PRIORS["vulkan-amdvlk"] = PRIORS["vulkan"]
 
+#: Sourced values a backend's parameter takes where none of its units' rows identify it, in place
+#: of the PRIORS value the fit starts from (tools/borrowing.population; the page's last fallback).
+#: - CUDA's ``dequant_ops``: on CUDA only cards without __dp4a pay it (unpacking.unpacking_hidden),
+#:   so it is their MMVQ kernels' work per weight, the generic unpacking plus ggml's dp4a stand-in
+#:   (unpacking.CUDA_NO_DP4A_DEQUANT_OPS, 13.5). Only the P100's rows identify it (18.4 in sample);
+#:   with them held out the generic 4 made the P100 decode 1.2-2.4x too fast (issue 12). Not the
+#:   fit's start: which values a unit frees is decided by moving each one at the start (calibrate
+#:   fit_unit's 1% test), and with CUDA's unpacking starting at 13.5 one P100 row no longer frees
+#:   ``sync_factor`` in the RTX 3090's fold, whose split latency the 16-card ik_llama.cpp rig's
+#:   held-out rows borrow (docs/calibration.md, Changes).
+UNIDENTIFIED: dict[str, dict[str, float]] = {"cuda": {"dequant_ops": CUDA_NO_DP4A_DEQUANT_OPS}}
+
+
+def unidentified_prior(backend: str) -> BackendParams:
+    """A backend's prior with its :data:`UNIDENTIFIED` values: what a parameter no rows identify gets."""
+    return replace(PRIORS.get(backend, BackendParams()), **UNIDENTIFIED.get(backend, {}))
+
 
 #: Why a fitted value may sit on a bound of engine/tools/calibrate.py's BOUNDS (within 1% in log
 #: space): (parameter, "lower" or "upper") -> the argument for where that bound is and what a
@@ -323,7 +341,7 @@ def _resolve_params(engine_lineage: tuple[str, ...], backend: str, test: str, fi
     if population:
         params = family_prior(engine_lineage, backend, BackendParams.from_dict(population))
         return ResolvedParams(params, f"population/{backend}", False, *UNCALIBRATED_SPREAD)
-    params = family_prior(engine_lineage, backend, PRIORS.get(backend, BackendParams()))
+    params = family_prior(engine_lineage, backend, unidentified_prior(backend))
     return ResolvedParams(params, f"prior/{backend}", False, *UNCALIBRATED_SPREAD)
 
 

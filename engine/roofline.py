@@ -76,6 +76,9 @@ def latency_bound_sms(device: Device, backend: str) -> float:
 #: https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/common.cuh), so F16 weights
 #: multiply through FP32 cuBLAS and quantised ones through the dp4a int8 kernels.
 SLOW_FP16_CC = 6.1
+#: Lowest compute capability ggml-cuda computes FP16 on (common.cuh ``fp16_available``: arch >=
+#: GGML_CUDA_CC_PASCAL, 600): below it (Maxwell, Jetson Nano 5.3) FP32 cuBLAS, as on 6.1.
+FP16_MIN_CC = 6.0
 
 
 def fp16_matrix_flops(device: Device, backend: str, fp16_accumulate: bool = True) -> float:
@@ -94,6 +97,9 @@ def fp16_matrix_flops(device: Device, backend: str, fp16_accumulate: bool = True
     "Reduced Precision Reduction in FP16 GEMMs")."""
     if backend == "cuda" and device.cuda_compute_capability == SLOW_FP16_CC and device.fp32_tflops:
         return max(device.fp32_tflops, device.fp16_tflops) * TERA
+    cc = device.cuda_compute_capability
+    if backend == "cuda" and cc is not None and cc < FP16_MIN_CC and device.fp32_tflops:
+        return device.fp32_tflops * TERA
     if backend == "cuda" and device.fp16_acc16_tflops and fp16_accumulate:
         return device.fp16_acc16_tflops * TERA
     return device.fp16_tflops * TERA

@@ -34,6 +34,33 @@ from __future__ import annotations
 #: weights against int8-quantised activations with it, so unpacking costs no separate pass.
 MIN_CC_DP4A = 6.1
 
+#: Integer instructions ggml's dp4a stand-in issues for 4 int8 products where the card lacks
+#: __dp4a (compute capability below :data:`MIN_CC_DP4A`: Maxwell, the P100's GP100):
+#: ``ggml_cuda_dp4a`` then returns ``c + a8[0]*b8[0] + a8[1]*b8[1] + a8[2]*b8[2] + a8[3]*b8[3]``
+#: on the bytes of its two 32-bit operands (ggml/src/ggml-cuda/common.cuh,
+#: https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-cuda/common.cuh, the
+#: ``#else`` branch of ``ggml_cuda_dp4a``; every MMVQ dot product in vecdotq.cuh goes through it).
+#: That is 8 byte extractions with sign extension (4 of the weights' word, 4 of the q8_1
+#: activations'), and 4 multiply-adds of 32-bit ints, which compute capability 5.x and 6.x have
+#: no single instruction for (CUDA C++ Programming Guide, throughput of native arithmetic
+#: instructions: 32-bit integer multiply and multiply-add "multiple instructions" on 5.x/6.x,
+#: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions):
+#: ptxas expands ``mul.lo`` into 3 XMADs, the last one adding the accumulator
+#: (https://forums.developer.nvidia.com/t/xmad-meaning/46653). 8 + 4 x 3 = 20 instructions.
+DP4A_FALLBACK_INSTRUCTIONS = 8 + 4 * 3
+#: ... where a dp4a card issues one.
+DP4A_INSTRUCTIONS = 1
+#: FP32-FLOP units per weight of that difference (what ``dequant_ops`` counts: the catalog's
+#: FP32 rate counts a lane's fused multiply-add as 2 FLOPs, and integer instructions issue on the
+#: same lanes): (20 - 1) / 4 weights x 2 = 9.5.
+DP4A_FALLBACK_OPS = (DP4A_FALLBACK_INSTRUCTIONS - DP4A_INSTRUCTIONS) / 4 * 2
+#: Unpacking work per weight both kinds of card do (nibble masks and shifts, block scales, the
+#: generic prior of ``BackendParams.dequant_ops``).
+GENERIC_UNPACK_OPS = 4.0
+#: CUDA's prior of ``dequant_ops``: on CUDA it is paid only by cards without dp4a
+#: (:func:`unpacking_hidden`), so it is the MMVQ kernels' unpacking plus the dp4a stand-in: 13.5.
+CUDA_NO_DP4A_DEQUANT_OPS = GENERIC_UNPACK_OPS + DP4A_FALLBACK_OPS
+
 #: Backends whose decode kernels overlap the unpacking and multiply-adds with the weight stream.
 OVERLAPPED_UNPACKING_BACKENDS = ("metal",)
 

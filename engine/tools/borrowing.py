@@ -13,7 +13,7 @@ import statistics
 from dataclasses import fields, replace
 
 from ..engines import load_engines
-from ..params import PRIORS, BackendParams, family_prior
+from ..params import PRIORS, BackendParams, family_prior, unidentified_prior
 from .pools import DECODE_NAMES
 
 #: Properties of an engine's implementation rather than of the backend: a key that cannot
@@ -118,7 +118,7 @@ def population(
     """Each parameter's median over the units of ``backend`` whose data identified it (a pool's
     shared value counts once), else the backend's prior: what an engine's unidentified
     parameters (and an unmeasured engine) get."""
-    prior = fallback or PRIORS.get(backend, BackendParams())
+    prior = fallback or unidentified_prior(backend)
     values = {}
     for f in fields(BackendParams):
         seen: dict[str, float] = {}
