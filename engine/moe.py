@@ -63,6 +63,52 @@ TURING = 7.5
 MMQ_TILE_STEP = 8
 
 
+#: Column tiles of llama.cpp's Vulkan ``mul_mat_id`` (the routed experts' matmul, every weight
+#: type: the scalar, integer-dot and KHR_coopmat shaders alike, mul_mm.comp / mul_mmq.comp). One
+#: dispatch covers every expert (grid z = expert) and a workgroup multiplies a BM x BN tile of its
+#: expert's output: the rows routed to the expert are gathered into ``row_ids[BN]`` and the tile's
+#: whole BN columns go through the FMA / coopMatMulAdd loop however few of them hold a token (loads
+#: past ``_ne1`` are zero-filled, not skipped). So, as for CUDA's MMQ (``padded_columns``), an expert
+#: that got 16 tokens computes a whole BN-wide tile. The tile comes from
+#: ``ggml_vk_guess_matmul_id_pipeline``: the large one (BN 128) when N (the micro-batch's tokens)
+#: exceeds 64 and ``mul_mat_id_l`` is set, else the medium one (BN 64; ``m_wg_denoms`` {64, 64}).
+#: ``ggml_vk_load_shaders`` clears ``mul_mat_id_l`` on every AMD GPU (``case VK_VENDOR_ID_AMD:
+#: ... mul_mat_id_l[i] = false``, RADV and AMDVLK, with or without coopmat), and on Intel unless the
+#: GPU is Xe2 with KHR_coopmat (``case VK_VENDOR_ID_INTEL: if (!device->coopmat_support ||
+#: device->architecture != INTEL_XE2) ... mul_mat_id_l[i] = false``), read in ggml's syncs of
+#: llama.cpp of 2025-12-17 (ac0c8be4, the R9700 rows' b7423) and 2026-05-01 (19eac6f0, the Arc Pro
+#: B70's b9039 and the Strix Halo's b9187-9193), https://github.com/ggml-org/ggml. llama.cpp PR
+#: 25483 (opened 2026-07-09, after every calibration row's build,
+#: https://github.com/ggml-org/llama.cpp/pull/25483: "each workgroup's real row count ... is
+#: frequently less than the full BN/WN tile once expert routing is accounted for") later skips the
+#: unneeded warps on the coopmat1 path; not modelled. NVIDIA's coopmat2 shader has its own
+#: BN/2 and BN/4 paths (PR 15546, https://github.com/ggml-org/llama.cpp/pull/15546): no tile here.
+VULKAN_ID_TILE_MEDIUM = 64
+VULKAN_ID_TILE_LARGE = 128
+#: Intel's Xe2 GPUs (Battlemage: Arc B-series and Arc Pro B-series, launched from December 2024)
+#: are the catalog's discrete Intel GPUs of 2024 and later (the Arc A-series, Xe-HPG, launched in
+#: 2022-2023); llama.cpp enables KHR_coopmat on Intel only for Xe2 (``ggml_vk_khr_cooperative_matrix_support``).
+INTEL_XE2_FIRST_YEAR = 2024
+
+
+def vulkan_expert_tile(system: System) -> int:
+    """Column tile of llama.cpp's Vulkan ``mul_mat_id`` on this GPU (:data:`VULKAN_ID_TILE_MEDIUM`
+    or ``_LARGE``), 0 where no tile padding is modelled (not mainline llama.cpp on Vulkan, NVIDIA's
+    coopmat2 path, other vendors)."""
+    if system.backend not in ("vulkan", "vulkan-amdvlk") or not system.arch.is_moe:
+        return 0
+    lineage = system.engine.lineage()
+    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage:
+        return 0
+    device = system.device
+    if device.vendor == "amd":
+        return VULKAN_ID_TILE_MEDIUM
+    if device.vendor == "intel":
+        xe2 = device.kind == "gpu" and (device.launch_year or 0) >= INTEL_XE2_FIRST_YEAR
+        return VULKAN_ID_TILE_LARGE if xe2 else VULKAN_ID_TILE_MEDIUM
+    return 0
+
+
 #: NVIDIA compute capability from which llama.cpp's MMQ kernels run "stream-k": ``launch_mul_mat_q``
 #: (mmq.cuh, ``use_stream_k = cc >= CC_VOLTA``) launches one CUDA block per SM (``block_nums_mmq(nsm,
 #: 1, 1)``), and each block's K loop loads a weight tile into shared memory, waits (``__syncthreads``),

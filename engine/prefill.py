@@ -34,7 +34,7 @@ from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .amdvlk import dense_matmul_share
-from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed
+from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, vulkan_expert_tile
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
@@ -358,6 +358,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         cc = system.device.cuda_compute_capability
         if system.backend in ("cuda", "rocm") and system.quant.kind == "gguf" and mainline:
             tile = MMQ_TILE_COLUMNS if cc is None or cc >= TURING else MMQ_TILE_COLUMNS // 2
+        elif system.backend in SHADER_RATE_BACKENDS:  # Vulkan: whole column tiles per expert (moe.py)
+            tile = vulkan_expert_tile(system)
         loop = host_routed(system)
         experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile,
                               fraction, loop, *generic_loop(system, loop, tokens_per_ubatch))
