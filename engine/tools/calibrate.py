@@ -118,6 +118,10 @@ BY_MIN_DEVICES: frozenset[str] = frozenset(
     # then paid (held out 0.86-0.65x). At the prior (4), ROCm decode LODO = LOSO 0.136 / 0.390 ->
     # 0.088 / 0.332 (docs/calibration.md, Changes).
     + ["dequant_ops@llama-cpp/rocm"]
+    # The Vulkan keys' per-micro-batch constant: with the experts' padded tiles modelled
+    # (moe.vulkan_expert_tile) only one device's rows (10) still move it (0.128 s had stood in for
+    # the padded work, 3 devices); at the prior (10 ms) unless 3 devices identify it again.
+    + [f"t_ubatch_s@{key}" for key in ("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk")]
 )
 
 
