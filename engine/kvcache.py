@@ -100,13 +100,27 @@ def swa_scanned_cells(window: int, ubatch: int) -> int:
     return -(-(window + ubatch) // KV_CELL_PAD) * KV_CELL_PAD
 
 
-def attention_flops(arch: Architecture, new_tokens: int, depth: int, ubatch: int = 0) -> float:
-    """FLOPs of attention scores and weighted sums for a prefill (all layers); with ``ubatch``, the
-    sliding-window layers score the whole window + micro-batch cache (:func:`swa_scanned_cells`)."""
+def attention_flops(arch: Architecture, new_tokens: int, depth: int, ubatch: int = 0, layers=None) -> float:
+    """FLOPs of attention scores and weighted sums for a prefill (all layers, or those for which
+    ``layers(layer)`` is true); with ``ubatch``, the sliding-window layers score the whole window +
+    micro-batch cache (:func:`swa_scanned_cells`)."""
     return sum(
         n * layer.flops_per_pair * attention_pairs(layer, new_tokens, depth, swa_scanned_cells(layer.window, ubatch) if ubatch else 0)
         for layer, n in layer_groups(arch)
+        if layers is None or layers(layer)
     )
+
+
+def head_dim(layer: LayerAttention) -> float:
+    """Elements of one query head's key (= value) vector: flops_per_pair = 2 x heads x (qk + v)."""
+    return layer.flops_per_pair / (4 * layer.query_heads) if layer.query_heads else 0.0
+
+
+def gqa_ratio(layer: LayerAttention) -> float:
+    """Query heads per KV head: the cache holds K and V of each KV head (2 x head_dim elements)."""
+    kv = layer.kv_read_elements_per_token
+    dim = head_dim(layer)
+    return layer.query_heads * 2 * dim / kv if kv and dim else 1.0
 
 
 def decode_attention_flops(arch: Architecture, context: float) -> float:

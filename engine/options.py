@@ -183,7 +183,7 @@ OPTIONS: tuple[Option, ...] = (
          "Ollama num_ctx, LM Studio's context length): memory only, a step reads the tokens really cached",
          unit="tokens", flag="--ctx-size", view="ctx", extra={"unset": "what the request uses: chat so far + prompt + answer"}),
     _int("llama_cpp_build", None, 1000, 99999, "llama.cpp build number (bNNNN) of the run: builds older than a kernel "
-         "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653, Metal's reworked prefill around b1200; ROCm "
+         "lack it (AMD RDNA4's matrix-core flash attention arrived after b7653, RDNA3's at b9158, Metal's reworked prefill around b1200; ROCm "
          "builds before ~b8800 launch every decode kernel from the host, HIP graphs being off by default)", flag="--llama-cpp-build",
          view="build", extra={"unset": "a current release"}),
     Option("cold_start", "bool", False, "the prompt is the first large batch a fresh process runs (no warm-up of its size, "

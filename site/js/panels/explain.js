@@ -83,7 +83,10 @@ function prefillRows(e, request, device) {
   }
   if (b.prefill_memory_s > 0) rows.push(["Reading the weights", `${fmt.duration(b.prefill_memory_s)} (per batch of prompt tokens)`]);
   if (b.prefill_attention_slowdown > 1) {
-    rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this GPU came after b7653): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);
+    rows.push(["Attention kernel", `llama.cpp b${request.llama_cpp_build} runs flash attention on the shader units (its matrix-core kernel for this backend came later): attention ${fmt.number(b.prefill_attention_slowdown, 1)}x slower`]);
+  }
+  if (b.prefill_attention_tile_s > 0) {
+    rows.push(["Attention kernel", `${fmt.duration(b.prefill_attention_tile_s)} of the compute time: HIP's tile flash-attention kernel on the shader ALUs (no WMMA kernel for this GPU at this build, or heads wider than 128 or without grouped queries), at 22% of their packed-FP16 rate (llama.cpp PR 26419's Radeon 8060S figure)`]);
   }
   if (b.prefill_cold_s > 0) {
     rows.push(["Cold start", `${fmt.duration(b.prefill_cold_s)} once: a fresh process's first large batch finds and loads its CUDA kernels (fitted on llama.cpp's 2023 ./main timings)`]);
