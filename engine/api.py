@@ -256,7 +256,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_memory_s": prefill.memory_s,
             "prefill_transfer_s": prefill.transfer_s,
             "prefill_attention_slowdown": attention_slowdown(system, matrix_rate),
-            # ROCm on Radeon: the attention layers on HIP's tile flash-attention kernel (prefill.rocm_tile_layer).
+            # ROCm on Radeon: the attention layers on HIP's tile flash-attention kernel (fa_kernels.rocm_tile_layer).
             "prefill_attention_tile_s": prefill.tile_attention_s,
             # The BLAS library's slowdown where it multiplies something: 16-bit weights, or a
             # quantised file's 16-bit tensors (blas_share).

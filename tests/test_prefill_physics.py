@@ -55,7 +55,7 @@ def test_many_small_experts_waste_more_of_the_matrix_units_than_few_big_ones():
 
 def test_an_older_llama_cpp_build_runs_rdna4_flash_attention_on_the_shader_units():
     """Before llama.cpp PR 18481 (after b7653, January 2026) RDNA4's prefill attention ran the tile
-    kernel on the shader ALUs (prefill.rocm_tile_layer); RDNA3/3.5 got the WMMA kernel with PR 22880
+    kernel on the shader ALUs (fa_kernels.rocm_tile_layer); RDNA3/3.5 got the WMMA kernel with PR 22880
     (b9158). The build is an input (CLI --llama-cpp-build) and the calibration rows' stated builds
     are read from their notes."""
     deep = {"model": "qwen3-30b-a3b", "quant": "Q4_K_M", "prompt_tokens": 2048, "depth": 16384, "ubatch": 2048}

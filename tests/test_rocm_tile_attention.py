@@ -1,5 +1,5 @@
 """llama.cpp's HIP flash attention on Radeon GPUs: which layers run the tile kernel on the shader ALUs
-and at what rate (prefill.rocm_tile_layer, ROCM_TILE_FA_SHARE), pinned to the published figure the
+and at what rate (fa_kernels.rocm_tile_layer, ROCM_TILE_FA_SHARE), pinned to the published figure the
 prior comes from and to the kernel choice of ggml/src/ggml-cuda/fattn.cu.
 
 PR 26419 (https://github.com/ggml-org/llama.cpp/pull/26419), comment of 2026-08-29: Radeon 8060S

@@ -52,7 +52,7 @@ def test_r9700_gemma3_prefill_at_depth_scores_the_swa_cache():
     assert system.backend in SWA_SCAN_BACKENDS and system.options.ubatch == 2048
     scored, windowed = attention_flops(system.arch, 2048, 16384, 2048), attention_flops(system.arch, 2048, 16384)
     assert 1.3 < scored / windowed < 1.7  # 29 sliding layers at 3,072 cells instead of 1,024
-    # (b7423 runs RDNA4's attention on HIP's tile kernel: prefill.rocm_tile_layer, every layer)
+    # (b7423 runs RDNA4's attention on HIP's tile kernel: fa_kernels.rocm_tile_layer, every layer)
     features = prefill_features(system, 2048, 16384)
     assert features.tile_attention_flops == scored and features.attention_flops == 0
     # Measured: pp2048 @ d16384 runs at 0.55 of pp512's rate (3,453 vs 6,304 tok/s). Counting the
