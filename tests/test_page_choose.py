@@ -172,8 +172,8 @@ def test_flash_attention_off_reaches_the_engine(app):
 
 def test_the_llama_cpp_build_reaches_the_engine(app):
     """Advanced 'llama.cpp build' (view key build, engine/options.py llama_cpp_build): b7423 on an
-    RDNA4 card runs prefill flash attention on the shader units (before b7654), so prefill at depth
-    is slower, and its ROCm build launches every decode kernel from the host (HIP graphs off by
+    RDNA4 card runs prefill flash attention on HIP's tile kernel on the shader ALUs (its WMMA kernel
+    came with b7654, engine/fa_kernels.py), so prefill at depth is slower, and its ROCm build launches every decode kernel from the host (HIP graphs off by
     default until PR 22254); the explain panel says why and the CLI line carries --llama-cpp-build."""
     page, _log, _console = app
     show(page, query(hw="radeon-ai-pro-r9700", model="qwen3-30b-a3b", prompt=2048, depth=16384))
@@ -184,7 +184,7 @@ def test_the_llama_cpp_build_reaches_the_engine(app):
     page.press('[data-testid="build-input"]', "Tab")
     numbers_follow_the_url(page, "build=7423")
     assert "--llama-cpp-build 7423" in page.inner_text('[data-testid="cli-line"]')
-    assert "llama.cpp b7423 runs flash attention on the shader units" in page.inner_text('[data-testid="breakdown-prefill"]')
+    assert "HIP's tile flash-attention kernel on the shader ALUs" in page.inner_text('[data-testid="breakdown-prefill"]')
     assert "llama.cpp b7423's ROCm build launches every kernel from the host" in page.inner_text('[data-testid="breakdown-decode"]')
     show(page)
 
