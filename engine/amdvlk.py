@@ -32,15 +32,22 @@ AMD_COOPMAT_TILE_BUILD = 7700
 AMDVLK_DENSE_SHARE = 43.1 / 133.8
 
 
+def amd_dual_issue(device) -> bool:
+    """An AMD GPU of RDNA 3 or later: its catalog FP32 figure counts dual issue, at least 1.5x the
+    single-issue shader rate (roofline.shader_fp32_flops); the GPUs llama.cpp runs WMMA and
+    cooperative matrices on."""
+    fp32 = device.fp32_tflops
+    return bool(fp32) and fp32 * 1e12 >= 1.5 * shader_fp32_flops(device)
+
+
 def dense_matmul_share(system) -> float:
     """The share of its earlier dense-matmul prefill rate AMDVLK keeps on a llama.cpp build with
     PR 18749's tiles (unset: a current release), on GPUs llama.cpp runs cooperative matrices on:
     RDNA 3 and later, whose FP32 figure counts dual issue (twice the single-issue shader rate,
-    roofline.shader_fp32_flops). 1 for every other backend, build and GPU."""
+    amd_dual_issue). 1 for every other backend, build and GPU."""
     build = system.options.llama_cpp_build
     if system.backend != "vulkan-amdvlk" or (build is not None and build < AMD_COOPMAT_TILE_BUILD):
         return 1.0
-    fp32 = system.device.fp32_tflops
-    if not fp32 or fp32 * 1e12 < 1.5 * shader_fp32_flops(system.device):
+    if not amd_dual_issue(system.device):
         return 1.0
     return AMDVLK_DENSE_SHARE

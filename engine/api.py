@@ -18,7 +18,8 @@ from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
 from .blas import blas_share
-from .prefill import attention_slowdown, gemm_slowdown, prefill_time
+from .fa_kernels import attention_slowdown
+from .prefill import gemm_slowdown, prefill_time
 from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
 from .speculative import check_draft, plan
 from .stream import stream_schedule

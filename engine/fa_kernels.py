@@ -6,6 +6,7 @@ prefill.py applies them."""
 from __future__ import annotations
 
 from .kvcache import gqa_ratio, head_dim
+from .amdvlk import amd_dual_issue
 from .roofline import shader_fp32_flops
 from .system import System
 
@@ -74,8 +75,7 @@ def rocm_tile_layer(system: System):
     device = system.device
     if system.backend != "rocm" or not system.flash_attn or device.family == "Instinct" or not device.fp32_tflops:
         return None
-    fp32 = device.fp32_tflops * 1e12
-    if fp32 < 1.5 * shader_fp32_flops(device):
+    if not amd_dual_issue(device):
         first = None  # RDNA2 and older: no WMMA, every layer on the tile kernel
     elif device.fp16_tflops >= 3 * device.fp32_tflops:
         first = AMD_MATRIX_FA_BUILD

@@ -354,7 +354,7 @@ def expert_work(
         # of execution per 3.8 us launch), so its small kernels are stream time that adds to the
         # matmuls' work rather than hides under it; the host's launches and scans overlap the card.
         launches, scans, small = HOST_LOOP[host_loop]
-        share, projections = loop if host_loop == "generic" else (1.0, 3)
+        share, projections = loop  # (1, 3) but on the generic loop (generic_loop)
         # The generic loop's counts are per expert for all three projections; mmf takes the rest.
         launches, scans = launches * projections / 3, scans * projections / 3
         per_batch = math.ceil(tokens / micro_batches)

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 
 from .catalog import DATA_DIR
-from .unpacking import CUDA_NO_DP4A_DEQUANT_OPS
+from .unpacking import DP4A_FALLBACK_OPS
 
 
 @dataclass(frozen=True)
@@ -207,12 +207,15 @@ PRIORS["vulkan-amdvlk"] = PRIORS["vulkan"]
 #: of the PRIORS value the fit starts from (tools/borrowing.population; the page's last fallback).
 #: - CUDA's ``dequant_ops``: on CUDA only cards without __dp4a pay it (unpacking.unpacking_hidden),
 #:   so it is their MMVQ kernels' work per weight, the generic unpacking plus ggml's dp4a stand-in
-#:   (unpacking.CUDA_NO_DP4A_DEQUANT_OPS, 13.5). Only the P100's rows identify it (18.4 in sample);
+#:   (CUDA_NO_DP4A_DEQUANT_OPS, 13.5). Only the P100's rows identify it (18.4 in sample);
 #:   with them held out the generic 4 made the P100 decode 1.2-2.4x too fast (issue 12). Not the
 #:   fit's start: which values a unit frees is decided by moving each one at the start (calibrate
 #:   fit_unit's 1% test), and with CUDA's unpacking starting at 13.5 one P100 row no longer frees
 #:   ``sync_factor`` in the RTX 3090's fold, whose split latency the 16-card ik_llama.cpp rig's
 #:   held-out rows borrow (docs/calibration.md, Changes).
+#: On CUDA only cards without dp4a pay ``dequant_ops`` (unpacking.unpacking_hidden), so its value
+#: there is the generic unpacking (the prior, 4) plus ggml's dp4a stand-in (9.5): 13.5.
+CUDA_NO_DP4A_DEQUANT_OPS = BackendParams().dequant_ops + DP4A_FALLBACK_OPS
 UNIDENTIFIED: dict[str, dict[str, float]] = {"cuda": {"dequant_ops": CUDA_NO_DP4A_DEQUANT_OPS}}
 
 

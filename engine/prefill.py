@@ -33,17 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
-from .fa_kernels import (  # noqa: F401 (re-exported: tests and api read them here)
-    AMD_MATRIX_FA_BUILD,
-    AMD_MMA_FA_MAX_HEAD_DIM,
-    MATRIX_FA_BUILD,
-    RDNA3_MATRIX_FA_BUILD,
-    ROCM_TILE_FA_SHARE,
-    SYCL_MATRIX_FA_BUILD,
-    attention_slowdown,
-    rocm_tile_layer,
-    rocm_tile_rate,
-)
+from .fa_kernels import attention_slowdown, rocm_tile_layer, rocm_tile_rate
 from .amdvlk import dense_matmul_share
 from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, vulkan_expert_tile
 from .offload import PCIE_EFFICIENCY, op_offload

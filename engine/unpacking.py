@@ -54,12 +54,6 @@ DP4A_INSTRUCTIONS = 1
 #: FP32 rate counts a lane's fused multiply-add as 2 FLOPs, and integer instructions issue on the
 #: same lanes): (20 - 1) / 4 weights x 2 = 9.5.
 DP4A_FALLBACK_OPS = (DP4A_FALLBACK_INSTRUCTIONS - DP4A_INSTRUCTIONS) / 4 * 2
-#: Unpacking work per weight both kinds of card do (nibble masks and shifts, block scales, the
-#: generic prior of ``BackendParams.dequant_ops``).
-GENERIC_UNPACK_OPS = 4.0
-#: CUDA's prior of ``dequant_ops``: on CUDA it is paid only by cards without dp4a
-#: (:func:`unpacking_hidden`), so it is the MMVQ kernels' unpacking plus the dp4a stand-in: 13.5.
-CUDA_NO_DP4A_DEQUANT_OPS = GENERIC_UNPACK_OPS + DP4A_FALLBACK_OPS
 
 #: Backends whose decode kernels overlap the unpacking and multiply-adds with the weight stream.
 OVERLAPPED_UNPACKING_BACKENDS = ("metal",)

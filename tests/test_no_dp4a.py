@@ -25,7 +25,8 @@ from engine.system import build_system
 from engine.tools.borrowing import population
 from engine.tools.calibrate import MEASUREMENTS
 from engine.tools.score import case_from_row, predict
-from engine.unpacking import CUDA_NO_DP4A_DEQUANT_OPS, DP4A_FALLBACK_OPS, MIN_CC_DP4A, unpacking_hidden
+from engine.params import CUDA_NO_DP4A_DEQUANT_OPS
+from engine.unpacking import DP4A_FALLBACK_OPS, MIN_CC_DP4A, unpacking_hidden
 
 PUBLISHED_TG128 = 68.64  # kyuz0 P100 toolboxes, gpt-oss-20b MXFP4, one card, llama-bench tg128
 

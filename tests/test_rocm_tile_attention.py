@@ -12,14 +12,8 @@ from __future__ import annotations
 import pytest
 
 from engine.kvcache import gqa_ratio, head_dim
-from engine.prefill import (
-    AMD_MATRIX_FA_BUILD,
-    RDNA3_MATRIX_FA_BUILD,
-    ROCM_TILE_FA_SHARE,
-    prefill_features,
-    prefill_time,
-    rocm_tile_layer,
-)
+from engine.fa_kernels import AMD_MATRIX_FA_BUILD, RDNA3_MATRIX_FA_BUILD, ROCM_TILE_FA_SHARE, rocm_tile_layer
+from engine.prefill import prefill_features, prefill_time
 from engine.system import build_system
 
 STRIX = {"hardware": "ryzen-ai-max-plus-395-128gb", "backend": "rocm", "model": "Qwen3.6-35B-A3B",

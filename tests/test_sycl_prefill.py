@@ -5,7 +5,7 @@ rows (kyuz0 intel-b70 toolboxes, build b9039, -fa 1, -ub 512).
   and call (moe.HOST_LOOP "sycl"), ~0.8 s per 512-token micro-batch for Qwen3.6-35B-A3B's 256
   experts x 40 layers: the 3B-active MoE prefills slower than the dense 27B (610 vs 731 tok/s).
 - Attention: the build's flash attention runs the tile kernel on the vector engines, not on XMX
-  (prefill.SYCL_MATRIX_FA_BUILD), so a dense model's prefill falls ~4x at 16k tokens of cache.
+  (fa_kernels.SYCL_MATRIX_FA_BUILD), so a dense model's prefill falls ~4x at 16k tokens of cache.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 
 from engine.catalog import DATA_DIR
 from engine.moe import HOST_LOOP, host_routed
-from engine.prefill import SYCL_MATRIX_FA_BUILD, attention_slowdown, prefill_features, prefill_time
+from engine.fa_kernels import SYCL_MATRIX_FA_BUILD, attention_slowdown
+from engine.prefill import prefill_features, prefill_time
 from engine.system import build_system
 from engine.tools.score import row_request
 
