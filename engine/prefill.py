@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from .kvcache import attention_flops, kv_read_elements
 from .fa_kernels import attention_slowdown, rocm_tile_layer, rocm_tile_rate
+from .metal_eras import metal_build_share
 from .amdvlk import dense_matmul_share
 from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, vulkan_expert_tile
 from .offload import PCIE_EFFICIENCY, op_offload
@@ -198,29 +199,6 @@ SHADER_RATE_BACKENDS = ("vulkan", "vulkan-amdvlk")
 #: window alone; scored on CUDA too, held-out CUDA prefill went 0.204 -> 0.215, docs/calibration.md).
 SWA_SCAN_BACKENDS = ("rocm",)
 
-#: llama.cpp's Metal prefill before its September 2023 rework: the matrix-matrix kernels of PR 2615
-#: (https://github.com/ggml-org/llama.cpp/pull/2615, Aug 2023) ran at ~88% of the ALUs, but the
-#: whole evaluation at ~40% ("the time consumed by non-matrix multiplication processes is
-#: considerably extensive"), until PRs 2959 and 3084 (Sept 2023: faster softmax, masking, scale and
-#: activation kernels, an f16 x f32 kernel for the non-contiguous K x Q product,
-#: https://github.com/ggml-org/llama.cpp/pull/3084). Prior: the M2 Ultra's llama-bench pp512 of
-#: LLaMA 7B Q4_0 on master before (629.6 tok/s, https://github.com/ggml-org/llama.cpp/pull/2917,
-#: 2023-08-30) over after the rework (1164.0, PR 3084's own table, 2023-09-09) = 0.54. The first
-#: build after it is approximate (b1200, mid-September 2023): the calibration's Metal builds are
-#: 1026 (Aug 2023) and 1619-1691 (Dec 2023), so any boundary between them scores the same.
-METAL_PP_REWORK_BUILD = 1200
-EARLY_METAL_PP_SHARE = 629.6 / 1164.0
-
-
-def early_metal_share(system: System) -> float:
-    """The share of today's Metal prefill rate a llama.cpp build before METAL_PP_REWORK_BUILD
-    reaches (EARLY_METAL_PP_SHARE), 1 for every other build and backend."""
-    build = system.options.llama_cpp_build
-    if system.backend != "metal" or build is None or build >= METAL_PP_REWORK_BUILD:
-        return 1.0
-    return EARLY_METAL_PP_SHARE
-
-
 #: rocBLAS runs a GEMM on one of two backends: hipBLASLt, its default for problems on gfx12 (RDNA4),
 #: or its Tensile library, which ROCBLAS_USE_HIPBLASLT=0 forces
 #: (https://rocm.docs.amd.com/projects/rocBLAS/en/docs-7.0.1/conceptual/rocblas-design-notes.html;
@@ -293,7 +271,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     # it accumulates FP16 GEMMs in FP16, the PyTorch-based engines in FP32 (roofline.fp16_matrix_flops).
     llama_cpp = "llama-cpp" in system.engine.lineage()
     rate = matmul_flops(system.device, system.quant, system.backend, mma_sync=llama_cpp, fp16_accumulate=llama_cpp)
-    rate *= early_metal_share(system)
+    rate *= metal_build_share(system)
     if system.backend in SHADER_RATE_BACKENDS:
         rate = shader_fp32_flops(system.device)
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.

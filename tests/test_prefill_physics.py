@@ -122,7 +122,7 @@ def test_metal_builds_before_the_september_2023_rework_prefill_at_half_the_rate(
     (XiongjieDai, M1 Max 24-core, Aug 2023: LLaMA-7B F16 213.6 t/s over 265 tokens) show the same
     ratio against the December 2023 builds' 7B F16 rate on that GPU class (llama.cpp discussion
     4167: M1 Max 24-core F16 pp512 453: 0.47)."""
-    from engine.prefill import EARLY_METAL_PP_SHARE
+    from engine.metal_eras import EARLY_METAL_PP_SHARE
 
     assert EARLY_METAL_PP_SHARE == pytest.approx(629.6 / 1164.0)
     mac = {"hardware": "apple-m2-ultra-76c-192gb", "model": "llama-2-7b", "quant": "Q4_0", "prompt_tokens": 512,
@@ -134,6 +134,30 @@ def test_metal_builds_before_the_september_2023_rework_prefill_at_half_the_rate(
     cuda = {"hardware": "rtx-3090", "model": "llama-2-7b", "quant": "Q4_0", "prompt_tokens": 512,
             "engine": "llama.cpp (before mid-2024)"}
     assert estimate({**cuda, "llama_cpp_build": 1026})["prefill_tps"] == estimate({**cuda, "llama_cpp_build": 1619})["prefill_tps"]
+
+
+def test_metal_builds_before_fp16_activation_tiles_prefill_at_the_fp32_operand_share():
+    """llama.cpp's Metal matrix-matrix kernel staged the activations as FP32 tiles (FP16 x FP32
+    products) until PR 16225 (2025-09-28, engine/metal_eras.py METAL_HALF_TILE_BUILD), FP16 since.
+    Prior: Metal Performance Shaders' 8192^3 GEMM on an M1 7-core GPU, 1.628 TFLOPS with FP32
+    operands against 1.917 with FP16 inputs (Metal.jl PR 80). A stated older llama.cpp build
+    prefills at that share of today's rate (and the September 2023 rework's share before b1200);
+    decode, MLX engines and other backends do not move."""
+    from engine.metal_eras import EARLY_METAL_PP_SHARE, FP32_TILE_SHARE, METAL_HALF_TILE_BUILD
+
+    assert FP32_TILE_SHARE == pytest.approx(1.628 / 1.917)
+    assert 2797 < METAL_HALF_TILE_BUILD <= 7948  # between the calibration's May 2024 and Feb 2026 builds
+    mac = {"hardware": "apple-m2-ultra-76c-192gb", "model": "qwen2.5-coder-7b", "quant": "Q8_0", "prompt_tokens": 2048,
+           "engine": "llama.cpp"}
+    old, new = estimate({**mac, "llama_cpp_build": 4100}), estimate({**mac, "llama_cpp_build": 7948})
+    compute = {name: r["breakdown"]["prefill_compute_s"] for name, r in (("old", old), ("new", new))}
+    assert compute["new"] == pytest.approx(FP32_TILE_SHARE * compute["old"], rel=1e-9)
+    assert old["prefill_tps"] < new["prefill_tps"] and old["decode_tps"] == new["decode_tps"]
+    assert estimate(mac)["prefill_tps"] == new["prefill_tps"]  # no build stated: a current release
+    early = estimate({**mac, "llama_cpp_build": 1026})["breakdown"]["prefill_compute_s"]
+    assert compute["new"] == pytest.approx(EARLY_METAL_PP_SHARE * FP32_TILE_SHARE * early, rel=1e-9)
+    cuda = {**mac, "hardware": "rtx-3090"}
+    assert estimate({**cuda, "llama_cpp_build": 4100})["prefill_tps"] == estimate({**cuda, "llama_cpp_build": 7948})["prefill_tps"]
 
 
 def test_a_fresh_cuda_process_pays_its_first_batch_kernel_loading_once():
