@@ -269,6 +269,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "prefill_dispatch_s": prefill.dispatch_s,
             "prefill_host_loop_s": prefill.host_loop_s,
             "prefill_cold_s": prefill.cold_s,
+            # llama.cpp before mid-2024 on CUDA: each micro-batch converts the weights for cuBLAS (cublas_prefill.py).
+            "prefill_dequant_s": prefill.dequant_s,
             # llama.cpp -ub / -b (System.ubatch): the prompt's micro-batches and their size.
             "prefill_micro_batches": prefill.micro_batches,
             "prefill_micro_batch_tokens": system.ubatch,

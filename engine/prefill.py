@@ -42,6 +42,7 @@ from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
 from .arch import Architecture
 from .blas import blas_share
+from .cublas_prefill import dequant_time, legacy_cublas_pass
 from .engines import Engine
 from .quant import QuantFormat
 from .roofline import (
@@ -103,6 +104,9 @@ class PrefillFeatures:
     #: a sourced share of the ALUs, neither eta_pp nor attn_cost_fa.
     tile_attention_flops: float = 0.0
     tile_attention_rate: float = 0.0
+    #: Bytes the legacy builds' conversion passes for cuBLAS move over the prompt (cublas_prefill.py).
+    dequant_bytes: float = 0.0
+    sms_per_latency: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -124,10 +128,12 @@ class PrefillTime:
     micro_batches: int = 0  # of System.ubatch tokens (at most), per prompt of all sequences
     #: Part of compute_s: the attention layers on HIP's tile flash-attention kernel (rocm_tile_layer).
     tile_attention_s: float = 0.0
+    #: The legacy builds' dequantisation to 16 bits before cuBLAS, a kernel of its own (cublas_prefill.py).
+    dequant_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return max(self.compute_s, self.memory_s) + self.experts_s + self.dispatch_s + self.transfer_s + self.fixed_s
+        return max(self.compute_s, self.memory_s) + self.experts_s + self.dispatch_s + self.transfer_s + self.fixed_s + self.dequant_s
 
 
 def pipeline_factor(tokens: int, ubatch: int, nbatch: int, stages: int) -> float:
@@ -305,6 +311,8 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     resident_share = placement.gpu_bytes / max(placement.gpu_bytes + host_weights, 1.0)
     kv_read = sequences * kv_read_elements(arch, depth + tokens // 2) * system.kv_bytes_per_element
     memory_bytes = micro_batches * (weights_touched * resident_share + kv_read)
+    dequant_bytes, gemm_extra, sms_per_latency = legacy_cublas_pass(system, tokens_per_ubatch, bandwidth_cards)
+    memory_bytes += micro_batches * gemm_extra  # the legacy cuBLAS GEMM reads the converted copies
     experts = ExpertWork()
     experts_serial = False
     if system.backend == "cpu":
@@ -362,12 +370,14 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         vector_rate=vector_rate,
         experts=experts,
         gemm_cost=gemm_cost,
-        blas_share=blas_share(system),
+        blas_share=1.0 if dequant_bytes else blas_share(system),
         cold_batch=system.options.cold_start and system.backend == "cuda",
         dense_share=dense_matmul_share(system),
         experts_serial=experts_serial,
         tile_attention_flops=tile_flops,
         tile_attention_rate=rocm_tile_rate(system) * speedup if tile_flops else 0.0,
+        dequant_bytes=micro_batches * dequant_bytes,
+        sms_per_latency=sms_per_latency,
     )
 
 
@@ -404,11 +414,11 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     experts_s = expert_kernels_s - looped_s + max(looped_s + work.stream_s, work.host_loop_s)
     dispatch_s = work.dispatch_bytes / bandwidth
     cold_s = p.t_cold_batch_s if f.cold_batch else 0.0
+    dequant_s = dequant_time(f.dequant_bytes, bandwidth, f.sms_per_latency, p)
     fixed_s = f.micro_batches * p.t_ubatch_s + cold_s
     transfer_s = f.transfer_s + f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
     return PrefillTime(compute_s, memory_s, transfer_s, fixed_s, f.dense_flops, f.attention_flops + f.tile_attention_flops, experts_s, dispatch_s,
-                       work.host_loop_s, cold_s, f.micro_batches,
-                       tile_attention_s)
+                       work.host_loop_s, cold_s, f.micro_batches, tile_attention_s, dequant_s)
 
 
 def prefill_time(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillTime:

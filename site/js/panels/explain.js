@@ -91,6 +91,9 @@ function prefillRows(e, request, device) {
   if (b.prefill_cold_s > 0) {
     rows.push(["Cold start", `${fmt.duration(b.prefill_cold_s)} once: a fresh process's first large batch finds and loads its CUDA kernels (fitted on llama.cpp's 2023 ./main timings)`]);
   }
+  if (b.prefill_dequant_s > 0) {
+    rows.push(["Dequantising for cuBLAS", `${fmt.duration(b.prefill_dequant_s)}: llama.cpp before its int8 tensor-core kernels (mid-2024) converts every weight matrix to 16 bits (32 bits in a row split) for each micro-batch above 32 tokens, then multiplies it with cuBLAS`]);
+  }
   if (b.prefill_gemm_slowdown > 1) {
     rows.push(["GEMM library", `rocBLAS's Tensile backend (ROCBLAS_USE_HIPBLASLT=0) has no matrix-core GEMMs for this GPU's 16-bit weights: they run on the shader ALUs, ${fmt.number(b.prefill_gemm_slowdown, 1)}x slower than hipBLASLt's`]);
   }
