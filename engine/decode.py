@@ -64,7 +64,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import intel_matvec
-from .matvec_batch import matvec_alu_adds, mmvq_rate_factor
+from .matvec_batch import matvec_alu_adds, metal_dense_passes, metal_expert_slot_reads, mmvq_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
 from .layerchain import DENSE_LAYER_KERNELS, hip_graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
@@ -157,16 +157,18 @@ class StepFeatures:
     unpack_overlaps: bool = False
     #: A single-token step launches every kernel from the host too (layerchain.hip_graphs_off).
     launches_every_kernel: bool = False
+    expert_slot_reads: bool = False  # experts read per (token, slot) pair (matvec_batch.metal_expert_slot_reads)
+    dense_passes: float = 1.0  # times the non-expert weights are streamed (matvec_batch.metal_dense_passes)
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
-        """(device bytes, host bytes, device weights, device codebook weights) one step reads
-        with routing ``exponent``."""
-        touched = expert_fraction(self.expert_share, self.batch, exponent)
+        """(device bytes, host bytes, device weights, device codebook weights) a step reads at routing ``exponent``."""
+        # Metal's mul_mv_id reads an expert per (token, slot); mul_mv_ext streams dense weights per column group.
+        touched = self.batch * self.expert_share if self.expert_slot_reads else expert_fraction(self.expert_share, self.batch, exponent)
         return (
-            self.device_dense_bytes + self.device_expert_bytes * touched,
+            self.device_dense_bytes * self.dense_passes + self.device_expert_bytes * touched,
             self.host_dense_bytes + self.host_expert_bytes * touched,
-            self.device_dense_params + self.device_expert_params * touched,
-            self.device_codebook_dense_params + self.device_codebook_expert_params * touched,
+            self.device_dense_params * self.dense_passes + self.device_expert_params * touched,
+            self.device_codebook_dense_params * self.dense_passes + self.device_codebook_expert_params * touched,
         )
 
 
@@ -337,6 +339,8 @@ def step_features(
         unpack_overlaps=unpacking_overlaps(backend),
         alu_adds=alu_adds,
         launches_every_kernel=hip_graphs_off(system),
+        expert_slot_reads=metal_expert_slot_reads(system, tokens),
+        dense_passes=metal_dense_passes(system, tokens),
     )
 
 

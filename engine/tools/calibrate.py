@@ -122,6 +122,11 @@ BY_MIN_DEVICES: frozenset[str] = frozenset(
     # (moe.vulkan_expert_tile) only one device's rows (10) still move it (0.128 s had stood in for
     # the padded work, 3 devices); at the prior (10 ms) unless 3 devices identify it again.
     + [f"t_ubatch_s@{key}" for key in ("llama-cpp/vulkan", "llama-cpp/vulkan-amdvlk")]
+    # Metal's routing exponent: below 32 tokens llama.cpp's mul_mv_id reads an expert per (token,
+    # slot) pair whatever the routing (matvec_batch.metal_expert_slot_reads), so only the M2
+    # Ultra's 32-sequence MoE rows still moved it; at the prior 1 (independent routing, which
+    # mul_mm_id's grouped reads then follow) unless 3 devices identify it.
+    + ["moe_batch_exponent@llama-cpp/metal"]
 )
 
 
