@@ -244,6 +244,11 @@ BOUND_REASONS = {
     "not move it from 1.",
     ("eta_attn_decode", "upper"): "a fraction of the peak compute, at most 1. On it, decode attention is nowhere the "
     "bottleneck on these rows (memory bound), so the rows only say it is not small.",
+    ("eta_decode_compute", "upper", "llama-cpp-legacy/metal"): "a fraction of the peak compute, at most 1. Only 5 rows of "
+    "one Mac (2023 builds) move it; on it, those rows say the decode arithmetic is nowhere their bottleneck (memory "
+    "bound), only that it is not small. It sat at 0.50 until today's llama.cpp Metal prefill values were unfitted "
+    "(2026-12-07, calibrate.BY_MIN_DEVICES); unfitting it too (1 device) was part of a batch that lost held out "
+    "(docs/calibration.md, Changes) and is left to measure alone.",
     ("moe_batch_exponent", "upper"): "1 is independent routing (weights.distinct_expert_fraction). Above 1 a step's few "
     "sequences would avoid one another's experts; routers are not trained to (load-balancing losses act on the "
     "average over a training batch, not on one decode step), so 1 is the physical ceiling.",
