@@ -129,12 +129,11 @@ BY_MIN_DEVICES: frozenset[str] = frozenset(
     # mul_mm_id's grouped reads then follow) unless 3 devices identify it (in the list below).
     # Values that rows of 1-2 devices move and whose fits sat at (or near) the value they take
     # unfitted, or that only one device's rows move (a fold that holds it out never had them).
-    # Measured together (2026-12-07, issue 12; docs/calibration.md, Changes), exact LODO: GPU decode
-    # 0.094 / 0.371 -> 0.093 / 0.373 (CUDA 0.059 -> 0.070), CPU prefill 0.161 / 0.485 -> 0.160 / 0.488,
-    # the rest unchanged (LOSO not measured):
-    # - the decode arithmetic's efficiency on both CUDA keys (0.295 and 0.300 fitted, prior 0.3;
-    #   rows of 2 devices each);
-    + [f"eta_decode_compute@{key}" for key in ("llama-cpp/cuda", "llama-cpp-legacy/cuda")]
+    # Measured together (2026-12-07, issue 12; docs/calibration.md, Changes), exact LODO: CPU
+    # prefill 0.161 / 0.485 -> 0.160 / 0.488, the rest within 0.001 (LOSO not measured). Not kept
+    # with them: the decode arithmetic's efficiency on both CUDA keys (0.295 and 0.300 fitted, prior
+    # 0.3; rows of 2 devices each), which cost CUDA decode held out 0.060 / 0.306 -> 0.071 / 0.311
+    # (in the RTX 3090's fold the remaining rows had moved it).
     # - today's llama.cpp Metal prefill values, which only the M2 Ultra's rows move (its flash
     #   attention, matmul efficiency, quantised-matmul cost, micro-batch constant: the M2 Ultra's
     #   fold never had them), its routing exponent (fitted at the prior 1) and KV read factor (M3
