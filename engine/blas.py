@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .quant import storage, tensor_types
 from .catalog import GB
-from .weights import LOOKUP_TENSORS, weight_profile
+from .weights import prompt_matmul, weight_profile
 
 #: ggml's 16-bit float types, which ggml-cuda multiplies through the BLAS library.
 SIXTEEN_BIT = ("f16", "bf16")
@@ -38,8 +38,7 @@ def blas_share(system) -> float:
     arch = system.arch
     total = sixteen = 0.0
     for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
-        # The head multiplies one token per sequence in a prompt, the embedding is looked up.
-        if tensor.mtp or tensor.is_routed_expert or tensor.name in LOOKUP_TENSORS or tensor.name == "output" or tensor.rows == 1:
+        if not prompt_matmul(tensor):
             continue
         total += tensor.params
         sixteen += tensor.params if type_name in SIXTEEN_BIT else 0.0

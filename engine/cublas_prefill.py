@@ -36,7 +36,7 @@ from functools import lru_cache
 from .arch import Architecture
 from .quant import QuantFormat, storage, tensor_bytes, tensor_types
 from .roofline import latency_bound_sms
-from .weights import LOOKUP_TENSORS
+from .weights import prompt_matmul
 
 #: ggml-cuda's ``MMQ_MAX_BATCH_SIZE`` of those builds: larger batches of quantised weights went to cuBLAS.
 MMQ_MAX_BATCH_SIZE = 32
@@ -61,7 +61,7 @@ def _layer_matrices(arch: Architecture, quant: QuantFormat, include_16bit: bool)
     head (one token per sequence)."""
     weights = stored = redundant = 0.0
     for tensor, type_name, size in zip(arch.tensors, tensor_types(arch, quant), tensor_bytes(arch, quant)):
-        if tensor.mtp or tensor.is_routed_expert or tensor.name in LOOKUP_TENSORS or tensor.name == "output" or tensor.rows == 1:
+        if not prompt_matmul(tensor):
             continue
         kind = storage(type_name)
         if kind.quantized or (include_16bit and type_name in ("f16", "bf16")):

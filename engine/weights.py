@@ -18,6 +18,12 @@ from .quant import QuantFormat, storage, tensor_bytes, tensor_types
 LOOKUP_TENSORS = frozenset({"token_embd", "per_layer_token_embd"})
 
 
+def prompt_matmul(tensor) -> bool:
+    """Whether every prompt token multiplies ``tensor`` as a whole matrix: not a routed expert, an
+    embedding look-up, a 1-D tensor, an MTP head or the output head (one token per sequence)."""
+    return not (tensor.mtp or tensor.is_routed_expert or tensor.name in LOOKUP_TENSORS or tensor.name == "output" or tensor.rows == 1)
+
+
 def multiplied_quantised_weights(arch: Architecture, quant: QuantFormat):
     """(ggml type, its storage, weights) of every quantised tensor one token multiplies: routed
     experts at their top-k share; embedding rows, 1-D tensors and MTP heads are not multiplied."""
