@@ -23,6 +23,7 @@ from engine.quant import (
     tensor_types,
     weight_bytes,
 )
+from engine.quant.recipes import gemma4_ple_fp4
 from engine.weights import weight_profile
 
 GB = 1e9
@@ -276,6 +277,10 @@ def test_more_bits_never_fewer_bytes(model_id):
         _assert_ladder(model_id, arch, ladder)
     if not _has_k_quant_fallbacks(arch):
         for ladder in LEVEL_LADDERS:
+            if ladder[0] == "MLX-MXFP4" and gemma4_ple_fp4(arch, "mlx-mxfp4-g32"):
+                # mlx-community's Gemma 4 E2B/E4B MXFP4 files keep an 8-bit MLP and outgrow their
+                # 4-bit files (E4B 6.77 against 5.25 GB; engine/quant/recipes.py).
+                continue
             _assert_ladder(model_id, arch, ladder)
 
 

@@ -53,16 +53,52 @@ def unsloth_dynamic_types(
 DENSE = "bf16"
 
 
+#: mlx-vlm's Gemma 4 ``quant_predicate`` from PR 901 (commit 43b9b207, merged 2026-04-03,
+#: https://github.com/Blaizzy/mlx-vlm/pull/901) until PR 1288 (commit 9c788e45, 2026-06-05,
+#: https://github.com/Blaizzy/mlx-vlm/pull/1288) returned ``{"group_size": 64, "bits": 8}`` for
+#: every path ending in mlp.gate_proj / mlp.up_proj / mlp.down_proj (the dense feed-forward, not
+#: the MoE experts' switch_glu), and MLX's nn.quantize passes such a dict to to_quantized
+#: without the run's mode (mlx python/mlx/nn/layers/quantized.py, v0.31), so the dense MLP came
+#: out 8-bit affine group 64 whatever --q-mode said. mlx-community's Gemma 4 E2B/E4B MXFP4 and
+#: NVFP4 repositories carry it (the files the Apple harness ran,
+#: https://github.com/AlexHiesch/apple-silicon-llm-bench, results/bench_20260404_145629.csv,
+#: _145919, _150055: 7,413 / 7,540 MB resident against the 4-bit file's 5,965, and
+#: NVFP4 - MXFP4 = 127 MB = 0.25 bit on ~4.1B weights, the E4B's weights less its 3.30B MLP ones;
+#: repository sizes, as a third-party app's catalog of them lists them, E4B 4bit 5.25 / mxfp4
+#: 6.77 GB, E2B 3.61 / 4.30 GB: the MLP at 8.5 instead of
+#: 4.25 bits is +1.75 / +0.83 GB), while their 4-bit files and the 26B-A4B / 31B FP4 repositories
+#: keep the 4-bit MLP (sizes; the harness decodes those at the 4-bit file's rate): presumably
+#: converted before PR 901, e.g. with the 0.4.3 release code tagged 2026-04-02 (upload dates not
+#: read here).
+GEMMA4_PLE_FP4_MLP_TYPE = "mlx8-g64"
+_MLX_FP4_TYPES = frozenset({"mlx-mxfp4-g32", "mlx-nvfp4-g16"})
+_DENSE_MLP = frozenset({"ffn_gate", "ffn_up", "ffn_down"})
+
+
+def gemma4_ple_fp4(arch: Architecture, weight_type: str) -> bool:
+    """mlx-community's Gemma 4 E2B/E4B (per-layer embeddings) MXFP4/NVFP4 files: dense MLP at
+    8-bit affine (:data:`GEMMA4_PLE_FP4_MLP_TYPE`)."""
+    return (
+        weight_type in _MLX_FP4_TYPES
+        and arch.model_type.startswith("gemma4")
+        and any(t.name == "per_layer_token_embd" for t in arch.tensors)
+    )
+
+
 def mlx_types(arch: Architecture, weight_type: str) -> tuple[str, ...]:
     """mlx-lm / mlx-vlm ``convert -q``: nn.quantize() every Linear and Embedding whose input
     dimension divides by the group size; MoE routers at 8-bit affine, group 64, through the
-    models' quant_predicate (mlx_lm/utils.py quantize_model; models/qwen3_moe.py ...)."""
+    models' quant_predicate (mlx_lm/utils.py quantize_model; models/qwen3_moe.py ...); the
+    published Gemma 4 E2B/E4B FP4 files' dense MLP at 8-bit (:data:`GEMMA4_PLE_FP4_MLP_TYPE`)."""
+    ple_fp4 = gemma4_ple_fp4(arch, weight_type)
     out = []
     for t in arch.tensors:
         if not is_matrix_weight(t):
             out.append(DENSE)
         elif t.name in ROUTERS:
             out.append("mlx8-g64" if fits(t, "mlx8-g64") else DENSE)
+        elif ple_fp4 and t.name in _DENSE_MLP and fits(t, GEMMA4_PLE_FP4_MLP_TYPE):
+            out.append(GEMMA4_PLE_FP4_MLP_TYPE)
         else:
             out.append(weight_type if fits(t, weight_type) else DENSE)
     return tuple(out)
