@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .arch import Architecture
+from .quant import QuantFormat, tensor_types
 from .weights import WeightProfile
 
 if TYPE_CHECKING:
@@ -118,6 +119,29 @@ def vulkan_expert_tile(system: System) -> int:
 #: where the weights are read for few columns: the routed experts in prefill (moe.py's roofline max
 #: would hide the load under the multiply); a dense layer's ~512 columns make the load a few percent.
 STREAM_K_CC = 7.0
+
+
+#: Native MXFP4 on Blackwell's FP4 tensor cores: llama.cpp PR 17906 ("CUDA: experimental native
+#: mxfp4 support for blackwell", merged 2025-12-24, https://github.com/ggml-org/llama.cpp/pull/17906;
+#: ggml sync f1f97081 of 2025-12-31). Where ``blackwell_mma_available`` (the compiled arch at least
+#: ``GGML_CUDA_CC_BLACKWELL`` 1200 and below ``GGML_CUDA_CC_RUBIN`` 1300, common.cuh: sm_120 RTX 50 and
+#: RTX PRO Blackwell, the DGX Spark's sm_121; not sm_100 B200 or sm_110 Thor), ``ggml_cuda_mul_mat_q``
+#: quantises the activations to MXFP4 (``quantize_mmq_mxfp4_cuda``) and MMQ multiplies MXFP4 weights with
+#: the block-scaled ``m16n8k64`` FP4 MMA (``vec_dot_mxfp4_mxfp4_mma``, ``MMQ_ITER_K_MXFP4_FP4`` 512)
+#: instead of converting them to int8 (mmq.cu / mmq.cuh at f1f97081). Only MXFP4 tensors take it: a
+#: gpt-oss file's routed experts (quants.toml, MXFP4 notes). Earlier builds, other cards and every
+#: other type keep the int8 path.
+NATIVE_MXFP4_CC = (12.0, 13.0)
+#: First build with it: ~b7510, approximate (b7347 on 2025-12-10 and b7423 on 2025-12-17, node-llama-cpp
+#: and the R9700 rows' ggml sync ac0c8be4: ~11 builds a day to the 2025-12-24 merge). The DGX Spark's
+#: rows at b6989 predate it, those at b7941 have it.
+NATIVE_MXFP4_BUILD = 7510
+#: How much faster the MXFP4 experts' matmuls run on that path: the PR's own llama-bench table,
+#: gpt-oss 20B MXFP4 pp512 10,560.64 -> 13,304.80 t/s (1.26x; pp1024-pp8192 1.27x) on a Blackwell
+#: card. That is the whole prompt's speed-up, of which the MXFP4 expert matmuls are only a part
+#: (attention and the Q8_0 tensors are unchanged), so as the kernels' own speed-up it is a lower
+#: bound; the FP4 MMA itself "advertises 2x throughput compared to int8 tensor cores" (the PR).
+NATIVE_MXFP4_SPEEDUP = 13304.80 / 10560.64
 
 
 #: Lowest NVIDIA compute capability whose cards run llama.cpp's quantised matmuls in MMQ kernels
@@ -278,6 +302,34 @@ def host_routed(system: System) -> str | None:
     return None
 
 
+def native_mxfp4_share(system: System) -> float:
+    """Share of the routed experts' weights that mainline llama.cpp multiplies on Blackwell's FP4
+    tensor cores at the set-up's build (:data:`NATIVE_MXFP4_CC`, :data:`NATIVE_MXFP4_BUILD`): the
+    MXFP4 expert tensors on CUDA cards of compute capability 12.x; 0 elsewhere."""
+    cc = system.device.cuda_compute_capability
+    if system.backend != "cuda" or cc is None or not NATIVE_MXFP4_CC[0] <= cc < NATIVE_MXFP4_CC[1]:
+        return 0.0
+    if system.quant.kind != "gguf" or not system.arch.is_moe:
+        return 0.0
+    lineage = system.engine.lineage()
+    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage or "llama-cpp-legacy" in lineage:
+        return 0.0
+    build = system.options.llama_cpp_build
+    if build is not None and build < NATIVE_MXFP4_BUILD:
+        return 0.0
+    return _mxfp4_expert_share(system.arch, system.quant)
+
+
+@lru_cache(maxsize=256)
+def _mxfp4_expert_share(arch: Architecture, quant: QuantFormat) -> float:
+    total = mxfp4 = 0.0
+    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
+        if tensor.is_routed_expert and not tensor.mtp:
+            total += tensor.params
+            mxfp4 += tensor.params if type_name == "mxfp4" else 0.0
+    return mxfp4 / total if total else 0.0
+
+
 @lru_cache(maxsize=512)
 def padded_columns(tokens: int, share: float, tile_max: int) -> float:
     """Expected columns one expert computes in a micro-batch of ``tokens`` tokens when each token
@@ -318,6 +370,9 @@ class ExpertWork:
     #: Share of the experts' matmul work in the host loop (the rest runs in mmf kernels on the card
     #: before the loop's synchronisation, so its time adds to the loop's rather than overlapping it).
     loop_share: float = 1.0
+    #: The experts' matrix-multiply time relative to the int8 MMQ path: below 1 where a share of
+    #: them runs on Blackwell's FP4 tensor cores (:func:`native_mxfp4_share`, NATIVE_MXFP4_SPEEDUP).
+    mma_time_factor: float = 1.0
 
 
 def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
@@ -330,12 +385,13 @@ def expert_intermediate(arch: Architecture, profile: WeightProfile) -> float:
 def expert_work(
     arch: Architecture, profile: WeightProfile, tokens: int, micro_batches: int, touched_bytes: float, tile: int = 0,
     touched_fraction: float = 0.0, host_loop: str | None = None, loop: tuple[float, int] = (1.0, 3),
-    loop_gemm_s: float = 0.0,
+    loop_gemm_s: float = 0.0, fp4_share: float = 0.0,
 ) -> ExpertWork:
     """Routed-expert work of prefilling ``tokens`` tokens in ``micro_batches`` micro-batches, where
     each micro-batch reads ``touched_bytes`` of expert weights, ``touched_fraction`` of the experts
     (weights.distinct_expert_fraction); ``tile`` is the kernels' widest column tile (0: no tile
-    padding modelled); ``host_loop``: the :data:`HOST_LOOP` the experts run in, if any."""
+    padding modelled); ``host_loop``: the :data:`HOST_LOOP` the experts run in, if any; ``fp4_share``:
+    the share of their weights on the native FP4 path (:func:`native_mxfp4_share`)."""
     if not arch.is_moe or not profile.expert_layers:
         return ExpertWork()
     share = arch.experts_per_token / arch.n_experts
@@ -370,4 +426,5 @@ def expert_work(
         host_loop_s=host_loop_s,
         stream_s=stream_s,
         loop_share=share if host_loop else 1.0,
+        mma_time_factor=1 - fp4_share + fp4_share / NATIVE_MXFP4_SPEEDUP,
     )

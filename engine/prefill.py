@@ -36,7 +36,9 @@ from .kvcache import attention_flops, kv_read_elements
 from .fa_kernels import attention_slowdown, rocm_tile_layer, rocm_tile_rate
 from .metal_eras import metal_build_share
 from .amdvlk import dense_matmul_share
-from .moe import MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, vulkan_expert_tile
+from .moe import (
+    MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, native_mxfp4_share, vulkan_expert_tile,
+)
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
 from .params import BackendParams
@@ -331,7 +333,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
             tile = vulkan_expert_tile(system)
         loop = host_routed(system)
         experts = expert_work(arch, profile, total_tokens, micro_batches, profile.experts_read(fraction) * resident_share, tile,
-                              fraction, loop, *generic_loop(system, loop, tokens_per_ubatch))
+                              fraction, loop, *generic_loop(system, loop, tokens_per_ubatch), fp4_share=native_mxfp4_share(system))
         experts_serial = loop == "ik" and system.backend == "cuda" and (cc is None or cc >= STREAM_K_CC)
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
 
@@ -407,7 +409,9 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     expert_cost = p.expert_pp_cost if f.vector_rate else 1.0
     # The small kernels of ik_llama.cpp's per-expert loop are stream time (moe.expert_work): they add
     # to the matmuls' work; the host's launches and scans overlap it.
-    expert_mma_s, expert_load_s = work.padded_flops * expert_matmul_cost * expert_cost / rate, work.weight_bytes / bandwidth
+    # MXFP4 experts on Blackwell's FP4 tensor cores multiply faster (moe.native_mxfp4_share).
+    expert_mma_s = work.padded_flops * expert_matmul_cost * expert_cost * work.mma_time_factor / rate
+    expert_load_s = work.weight_bytes / bandwidth
     expert_kernels_s = expert_mma_s + expert_load_s if f.experts_serial else max(expert_mma_s, expert_load_s)
     # mmf's share of a 16-bit MoE (moe.looped_share) ends before the loop's sync: it adds, not overlaps.
     looped_s = expert_kernels_s * work.loop_share
