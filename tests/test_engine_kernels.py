@@ -16,7 +16,7 @@ from engine.decode import run_features, step_time_from
 from engine.engines import load_engines
 from engine.layerchain import DENSE_LAYER_KERNELS, layer_chain_factor
 from engine.quant import storage
-from engine.quant.storage import EXL3_DECODE_OPS
+from engine.quant.storage import EXL3_DECODE_OPS, EXL3_DQ_INSTRUCTIONS_PER_8, exl3_decode_ops
 from engine.roofline import vector_flops
 from engine.system import build_system
 
@@ -68,10 +68,11 @@ def test_vllm_on_rtx_3090s_decodes_near_the_measured_rates(setup, measured):
 
 
 def test_exl3_decode_costs_its_trellis_instructions_at_the_fp32_rate():
-    """EXL3_DECODE_OPS: ~5 integer instructions per weight (exllamav3 codebook.cuh), each two of a
-    GeForce SM's FP32 lane slots of 2 FLOPs; GGUF types cost nothing extra on cards with dp4a."""
-    assert EXL3_DECODE_OPS == 20.0
-    assert storage("exl3-4").decode_ops == storage("exl3-6").decode_ops == EXL3_DECODE_OPS
+    """EXL3_DECODE_OPS: ~5 integer instructions per weight at 4 bpw (dq_dispatch<4, mul1> compiled
+    for sm_86: 38 SASS instructions per 8 weights), each two of a GeForce SM's FP32 lane slots of 2
+    FLOPs; GGUF types cost nothing extra on cards with dp4a."""
+    assert EXL3_DECODE_OPS == 19.0
+    assert storage("exl3-4").decode_ops == EXL3_DECODE_OPS
     assert storage("q4_K").decode_ops == 0.0
     system = build_system({**RTX_3090, "model": "Qwen3.6-27B", "quant": "EXL3-4.0bpw", "engine": "exllamav3"})
     features = run_features(system, 0, 128)
@@ -80,6 +81,23 @@ def test_exl3_decode_costs_its_trellis_instructions_at_the_fp32_rate():
     assert step.unpack_s == pytest.approx(weights * EXL3_DECODE_OPS / vector_flops(system.device, "cuda"))
     gguf = build_system({**RTX_3090, "model": "Qwen3.6-27B", "quant": "Q4_K_M", "engine": "llama.cpp"})
     assert step_time_from(run_features(gguf, 0, 128), gguf.params.params).unpack_s == 0.0
+
+
+def test_exl3_decode_instructions_follow_dq_dispatch_by_bitrate():
+    """exl3_dq.cuh dq_dispatch (v0.0.43 = v1.0.0): 1, 2 and 4 bits cut eight weights from one
+    32-bit word (4 bits: 38 SASS instructions per 8 weights, sm_86, nvcc 13.0); 5, 6 and 8 bits
+    shift a 64-bit window per four weights (6 bits: 43.5), 7 bits one per two (48.5). A fractional
+    bitrate mixes the two whole ones."""
+    assert EXL3_DQ_INSTRUCTIONS_PER_8[4] == 38.0 and EXL3_DQ_INSTRUCTIONS_PER_8[6] == 43.5
+    assert storage("exl3-6").decode_ops == pytest.approx(43.5 / 8 * 4)
+    assert storage("exl3-4").decode_ops < storage("exl3-6").decode_ops < storage("exl3-7").decode_ops
+    assert exl3_decode_ops(4.5) == pytest.approx((exl3_decode_ops(4) + exl3_decode_ops(5)) / 2)
+    # The measured single-card ratio (LottoLottoLotto/4x3090-llm-benchmarks, exllamav3 1.0.0 with
+    # EXL3_INT8_GEMV=0, both on the regular kernel: 22.81 tok/s at 4.0 bpw, 17.80 at 6.0 bpw) is
+    # 1.28x; the predicted ratio grows toward it with the 6-bit window's extra instructions.
+    rates = {q: estimate({**RTX_3090, "model": "Qwen3.6-27B", "quant": q, "engine": "exllamav3", "depth": 2048,
+                          "kv_quant": "q8_0", "prompt_tokens": 32})["decode_tps"] for q in ("EXL3-4.0bpw", "EXL3-6.0bpw")}
+    assert 1.1 < rates["EXL3-4.0bpw"] / rates["EXL3-6.0bpw"] < 22.81 / 17.80
 
 
 @pytest.mark.parametrize(

@@ -167,14 +167,40 @@ OTHER_TYPES: dict[str, Storage] = {
 #: tiles plus fp16 sign vectors over the input and output channels (suh, svh).
 EXL3_TYPE = re.compile(r"^exl3-(\d+(?:\.\d+)?)$")
 #: Decoding one EXL3 weight in exllamav3's matrix-vector kernels: a funnel shift and mask take its
-#: 16-bit window from the bitstream, then the procedural codebook runs a multiply-add, a LOP3 and
-#: half of a byte permute and a HADD2 per weight (decode_3inst_2 in
-#: https://github.com/turboderp-org/exllamav3/blob/master/exllamav3/exllamav3_ext/quant/codebook.cuh):
-#: ~5 integer instructions, which GeForce SMs (Ampere, Ada) issue on 64 of their 128 FP32 lanes, so
-#: each costs 2 lane slots of 2 FLOPs at the catalog's FP32 rate: 20. Nothing hides it the way
-#: dp4a hides GGUF unpacking, which is why exllamav3 decodes slower than llama.cpp on Ampere
-#: (https://github.com/turboderp-org/exllamav3/issues/144). A prior, not fitted.
-EXL3_DECODE_OPS = 20.0
+#: 16-bit window from the bitstream, then the procedural codebook runs a multiply, a byte sum and
+#: half of an HFMA2 per weight (mul1, the default codebook since v1.0.0; decode_3inst_2 in
+#: https://github.com/turboderp-org/exllamav3/blob/v1.0.0/exllamav3/exllamav3_ext/quant/codebook.cuh).
+#: How the window is cut depends on the bitrate (exl3_dq.cuh ``dq_dispatch``, the same in v0.0.43
+#: and v1.0.0): 1, 2 and 4 bits take eight weights from one 32-bit word with immediate bit-field
+#: extracts, 3 bits shift two 64-bit windows per eight, 5, 6 and 8 bits one per four
+#: (``dq4``), 7 bits one per two (``dq2x2``). SASS instructions per 8 weights of ``dq_dispatch<K, 2>``
+#: called as exl3_gemm_inner.cuh calls it (idx = lane_id << 3, so the index arithmetic is hoisted
+#: out of the loop), compiled with nvcc 13.0 for sm_86 (-O3; a loop over shared memory, counted
+#: from the cubin's .text size, one call's increment less the 7 HADD2 of the loop's sum; the
+#: microkernel and counter are docs/measure/exl3_dq_count.cu and .py): 41.5, 40.5, 43.5, 38, 43.5, 43.5, 48.5 and
+#: 41.5 for K = 1..8. GeForce SMs (Ampere, Ada) issue integer work on 64 of their 128 FP32 lanes,
+#: so each instruction costs 2 lane slots of 2 FLOPs at the catalog's FP32 rate: 4 FLOPs.
+#: Nothing hides it the way dp4a hides GGUF unpacking, which is why exllamav3 decodes slower than
+#: llama.cpp on Ampere (https://github.com/turboderp-org/exllamav3/issues/144). Priors, not fitted.
+EXL3_DQ_INSTRUCTIONS_PER_8 = {1: 41.5, 2: 40.5, 3: 43.5, 4: 38.0, 5: 43.5, 6: 43.5, 7: 48.5, 8: 41.5}
+#: FLOPs at the FP32 rate per integer instruction on a GeForce SM (see above).
+INT_INSTRUCTION_FLOPS = 4.0
+
+
+def exl3_decode_ops(bits: float) -> float:
+    """FLOPs at the FP32 rate to decode one EXL3 weight of ``bits`` per weight. A fractional
+    bitrate is a mix of tensors at whole bitrates (exllamav3/conversion/allocation.py
+    ``create_q_strategy``, v1.0.0: an integer bitrate per module, raised one bit at a time to
+    reach the average), taken here as the two neighbouring ones, interpolated linearly."""
+    low = min(max(math.floor(bits), 1), 8)
+    high = min(low + 1, 8)
+    share = min(max(bits - low, 0.0), 1.0)
+    per_8 = EXL3_DQ_INSTRUCTIONS_PER_8[low] * (1 - share) + EXL3_DQ_INSTRUCTIONS_PER_8[high] * share
+    return per_8 / 8 * INT_INSTRUCTION_FLOPS
+
+
+#: The 4-bit cost, the figure earlier revisions used for every bitrate (~5 instructions: 20).
+EXL3_DECODE_OPS = exl3_decode_ops(4)
 
 
 @cache
@@ -186,7 +212,7 @@ def storage(type_name: str) -> Storage:
     match = EXL3_TYPE.match(type_name)
     if match:
         bits = float(match.group(1))
-        return Storage(type_name, 16, 16 * bits / 8, row_bytes=2, col_bytes=2, decode_ops=EXL3_DECODE_OPS)
+        return Storage(type_name, 16, 16 * bits / 8, row_bytes=2, col_bytes=2, decode_ops=exl3_decode_ops(bits))
     raise KeyError(f"unknown storage type {type_name!r}")
 
 
