@@ -1,28 +1,64 @@
-# Counts SASS instructions (16 bytes each, NOPs excluded) per kernel of exl3_dq_count.cu
-# compiled with: nvcc -arch=sm_86 -cubin -O3 -std=c++17 -I<exllamav3 v1.0.0 exllamav3_ext> -o k.cubin exl3_dq_count.cu
-# (util.cuh with its cuBLAS helpers removed). Prints, per (bits, codebook, mode), the counts for 1, 2, 3 calls per
-# loop iteration and the increments: one dq_dispatch call (8 weights) plus 7 HADD2 of the loop sum.
-import struct,re,collections
-d=open(__import__('sys').argv[1] if len(__import__('sys').argv) > 1 else 'k.cubin','rb').read()
-shoff=struct.unpack_from('<Q',d,0x28)[0]; shentsize,shnum,shstrndx=struct.unpack_from('<HHH',d,0x3A)
-secs=[]
-for i in range(shnum):
-    name,typ,flags,addr,off,size=struct.unpack_from('<IIQQQQ',d,shoff+i*shentsize)
-    secs.append((name,off,size))
-stroff=secs[shstrndx][1]
-def nm(n): e=d.index(b'\0',stroff+n); return d[stroff+n:e].decode()
-K={}
-for n,off,size in secs:
-    s=nm(n)
-    if s.startswith('.text.'):
-        m=re.search(r'kernILi(\d)ELi(\d)ELi(\d)ELi(\d)E',s)
-        ops=[struct.unpack_from('<Q',d,off+16*i)[0]&0xfff for i in range(size//16)]
-        K[tuple(map(int,m.groups()))]=ops
-def real(ops): return [o for o in ops if o!=0x918]
-for b,cb,m in [(1,2,1),(2,2,1),(3,2,1),(4,2,1),(5,2,1),(6,2,1),(7,2,1),(8,2,1),(4,1,1),(6,1,1),(4,2,0),(6,2,0)]:
-    s=[len(real(K[(b,cb,m,r)])) for r in (1,2,3)]
-    print(b,cb,m,s,'per rep',s[1]-s[0],s[2]-s[1])
+"""Count the SASS instructions of each microkernel in exl3_dq_count.cu.
+
+Compile first (util.cuh with its cuBLAS helpers removed):
+
+    nvcc -arch=sm_86 -cubin -O3 -std=c++17 -I<exllamav3 v1.0.0 exllamav3_ext> -o k.cubin exl3_dq_count.cu
+
+then run ``python exl3_dq_count.py k.cubin [--dump]``. SASS instructions are 16 bytes each; NOPs
+are left out. For each (bits, codebook, mode) it prints the counts with 1, 2 and 3 calls per loop
+iteration and their increments: one ``dq_dispatch`` call (8 weights) plus the 7 HADD2 of the loop's
+sum. engine/quant/storage.py ``EXL3_DQ_INSTRUCTIONS_PER_8`` holds the increments less those 7.
+"""
+
+import re
+import struct
 import sys
-if len(sys.argv)>2:
-    for key in [(4,2,1,1),(6,2,1,1)]:
-        print(key, ' '.join('%03x'%o for o in real(K[key])))
+
+SASS_NOP = 0x918
+KERNEL_NAME = re.compile(r"kernILi(\d)ELi(\d)ELi(\d)ELi(\d)E")
+CASES = [(1, 2, 1), (2, 2, 1), (3, 2, 1), (4, 2, 1), (5, 2, 1), (6, 2, 1), (7, 2, 1), (8, 2, 1),
+         (4, 1, 1), (6, 1, 1), (4, 2, 0), (6, 2, 0)]
+
+
+def sections(elf: bytes) -> list[tuple[str, int, int]]:
+    """(name, offset, size) of every section of a 64-bit ELF file."""
+    header_offset = struct.unpack_from("<Q", elf, 0x28)[0]
+    entry_size, count, names_index = struct.unpack_from("<HHH", elf, 0x3A)
+    raw = []
+    for index in range(count):
+        name, _type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", elf, header_offset + index * entry_size)
+        raw.append((name, offset, size))
+    names_offset = raw[names_index][1]
+
+    def name_at(position: int) -> str:
+        end = elf.index(b"\0", names_offset + position)
+        return elf[names_offset + position:end].decode()
+
+    return [(name_at(name), offset, size) for name, offset, size in raw]
+
+
+def kernel_opcodes(elf: bytes) -> dict[tuple[int, ...], list[int]]:
+    """Opcode (low 12 bits) of every instruction of each kern<bits, cb, mode, reps>, NOPs left out."""
+    kernels = {}
+    for name, offset, size in sections(elf):
+        match = KERNEL_NAME.search(name) if name.startswith(".text.") else None
+        if match:
+            opcodes = [struct.unpack_from("<Q", elf, offset + 16 * i)[0] & 0xFFF for i in range(size // 16)]
+            kernels[tuple(map(int, match.groups()))] = [op for op in opcodes if op != SASS_NOP]
+    return kernels
+
+
+def main() -> None:
+    path = sys.argv[1] if len(sys.argv) > 1 else "k.cubin"
+    with open(path, "rb") as handle:
+        kernels = kernel_opcodes(handle.read())
+    for bits, codebook, mode in CASES:
+        counts = [len(kernels[(bits, codebook, mode, reps)]) for reps in (1, 2, 3)]
+        print(bits, codebook, mode, counts, "per call", counts[1] - counts[0], counts[2] - counts[1])
+    if "--dump" in sys.argv:
+        for key in [(4, 2, 1, 1), (6, 2, 1, 1)]:
+            print(key, " ".join(f"{op:03x}" for op in kernels[key]))
+
+
+if __name__ == "__main__":
+    main()
