@@ -112,6 +112,20 @@ class Engine:
             chain.append(engines[chain[-1]].base)
         return tuple(chain)
 
+    def runs_mainline_ggml(self, *, with_legacy: bool) -> bool:
+        """Whether this engine runs mainline llama.cpp's ggml kernels (:func:`mainline_ggml`)."""
+        return mainline_ggml(self.lineage(), with_legacy=with_legacy)
+
+
+def mainline_ggml(lineage: tuple[str, ...], *, with_legacy: bool) -> bool:
+    """Whether an engine of ``lineage`` runs mainline llama.cpp's ggml kernels: llama.cpp and the
+    engines built on it (Ollama, LM Studio), not ik_llama.cpp's fork, which rewrote them.
+    ``with_legacy``: whether llama.cpp's builds before b3000 (``llama-cpp-legacy``) count; a rule
+    about a kernel those builds did not have yet says False."""
+    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage:
+        return False
+    return with_legacy or "llama-cpp-legacy" not in lineage
+
 
 @cache
 def load_engines() -> dict[str, Engine]:

@@ -98,8 +98,7 @@ def vulkan_expert_tile(system: System) -> int:
     coopmat2 path, other vendors)."""
     if system.backend not in ("vulkan", "vulkan-amdvlk") or not system.arch.is_moe:
         return 0
-    lineage = system.engine.lineage()
-    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage:
+    if not system.engine.runs_mainline_ggml(with_legacy=True):
         return 0
     device = system.device
     if device.vendor == "amd":
@@ -288,7 +287,7 @@ def host_routed(system: System) -> str | None:
         return None
     lineage = system.engine.lineage()
     if system.backend == "sycl":
-        return "sycl" if "llama-cpp" in lineage and "ik-llama-cpp" not in lineage else None
+        return "sycl" if system.engine.runs_mainline_ggml(with_legacy=True) else None
     if "ik-llama-cpp" in lineage:
         return "ik"
     if "llama-cpp" not in lineage:
@@ -311,8 +310,7 @@ def native_mxfp4_share(system: System) -> float:
         return 0.0
     if system.quant.kind != "gguf" or not system.arch.is_moe:
         return 0.0
-    lineage = system.engine.lineage()
-    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage or "llama-cpp-legacy" in lineage:
+    if not system.engine.runs_mainline_ggml(with_legacy=False):
         return 0.0
     build = system.options.llama_cpp_build
     if build is not None and build < NATIVE_MXFP4_BUILD:

@@ -264,8 +264,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     dense_flops = 2 * max(arch.params_active - head_params, 0) * total_tokens + 2 * head_params * sequences
     # Mainline llama.cpp's HIP kernels score sliding-window layers against their whole
     # window + micro-batch cache (kvcache.swa_scanned_cells).
-    lineage = system.engine.lineage()
-    mainline = "llama-cpp" in lineage and "ik-llama-cpp" not in lineage
+    mainline = system.engine.runs_mainline_ggml(with_legacy=True)
     swa_ubatch = ubatch if mainline and system.backend in SWA_SCAN_BACKENDS else 0
     attn_flops = sequences * attention_flops(arch, tokens, depth, swa_ubatch)
     # Layers whose flash attention runs HIP's tile kernel on the ALUs, at a rate of its own.

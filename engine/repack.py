@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from .engines import mainline_ggml
 from .weights import multiplied_quantised_weights
 
 #: Rows one repacked block interleaves in the decode GEMV (block_q4_0x4 / block_iq4_nlx4:
@@ -42,7 +43,7 @@ NEON_REPACKED = ("q4_0", "iq4_nl")
 def repacked_types(isa: tuple[str, ...], lineage: tuple[str, ...], build: int | None) -> tuple[str, ...]:
     """ggml storage types mainline llama.cpp decodes from repacked interleaved rows on a CPU with
     ``isa`` (an engine of ``lineage``, run at llama.cpp ``build``; None = a current release)."""
-    if "llama-cpp" not in lineage or "ik-llama-cpp" in lineage or lineage[0] == "llama-cpp-legacy":
+    if not mainline_ggml(lineage, with_legacy=False):
         return ()
     if build is not None and build < FIRST_REPACK_BUILD:
         return ()
