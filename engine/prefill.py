@@ -36,8 +36,9 @@ from .kvcache import attention_flops, kv_read_elements
 from .fa_kernels import attention_slowdown, rocm_tile_layer, rocm_tile_rate
 from .metal_eras import metal_build_share
 from .amdvlk import dense_matmul_share
+from .mmq_tiles import MMQ_X_MAX, OPS_PER_INSTRUCTION, expert_load_instructions
 from .moe import (
-    MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, native_mxfp4_share, vulkan_expert_tile,
+    MMQ_MIN_CC, MMQ_TILE_COLUMNS, MMQ_TILE_STEP, padded_columns, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, native_mxfp4_share, vulkan_expert_tile,
 )
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
@@ -60,7 +61,7 @@ from .roofline import (
     vector_flops,
 )
 from .system import System
-from .weights import distinct_expert_fraction, multiplied_quantised_weights
+from .weights import distinct_expert_fraction, multiplied_quantised_weights, weight_profile
 
 @dataclass(frozen=True)
 class PrefillFeatures:
@@ -109,6 +110,10 @@ class PrefillFeatures:
     #: Bytes the legacy builds' conversion passes for cuBLAS move over the prompt (cublas_prefill.py).
     dequant_bytes: float = 0.0
     sms_per_latency: float = 0.0
+    #: The routed experts' MMQ tile loads (unpacking packed weights to int8 in shared memory) where
+    #: ik_llama.cpp runs an MMQ call per expert, at the shader ALUs' rate, s (expert_tile_load_s);
+    #: they add to the experts' multiply.
+    expert_tile_load_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,31 @@ def cpu_attention_slowdown(system: System) -> float:
     return cpu_kernel(system.device, system.quant).factor / cpu_attention_kernel(system.device, kv_type, prefill=True).factor
 
 
+def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: int, speedup: float) -> float:
+    """Time of the routed experts' MMQ tile loads over a prompt where ik_llama.cpp multiplies each
+    touched expert in an MMQ call of its own (moe.host_routed "ik", CUDA cards with MMQ): each
+    touched expert's weights are unpacked once per column tile of up to 128 of its tokens, at its
+    type's instructions a weight (mmq_tiles.py), however few tokens it got. Where llama.cpp runs
+    all experts in one call, every expert computes whole 128-column tiles (moe.padded_columns) and
+    a tile's load goes with that tile's multiply-adds, as a dense matmul's loads (one per 128 of
+    the micro-batch's tokens) go with its: a cost per FLOP that the fitted ``pp_quant_cost`` carries."""
+    if system.backend != "cuda" or system.quant.kind != "gguf" or host_routed(system) != "ik":
+        return 0.0
+    cc = system.device.cuda_compute_capability
+    if cc is not None and cc < MMQ_MIN_CC:
+        return 0.0
+    arch = system.arch
+    base = weight_profile(arch, system.quant)
+    profile = system.profile
+    # A stated file smaller than the label's recipe took the bytes out of its experts (weights.scaled_profile).
+    keep = profile.experts / base.experts if base.experts and profile.dense_read == base.dense_read else 1.0
+    instructions = expert_load_instructions(arch, system.quant, True, round(min(keep, 1.0), 4))
+    share = arch.experts_per_token / arch.n_experts
+    tile = min(MMQ_X_MAX, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
+    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_X_MAX) / tile
+    return instructions * micro_batches * tiles_per_expert * OPS_PER_INSTRUCTION / (shader_fp32_flops(system.device) * speedup)
+
+
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:
     """Features of processing ``tokens`` new tokens per sequence after ``depth`` cached ones."""
     arch = system.arch
@@ -335,6 +365,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
                               fraction, loop, *generic_loop(system, loop, tokens_per_ubatch), fp4_share=native_mxfp4_share(system))
         experts_serial = loop == "ik" and system.backend == "cuda" and (cc is None or cc >= STREAM_K_CC)
     bandwidth = bandwidth_bytes_s(system.device, system.backend) * bandwidth_cards
+    tile_load_s = expert_tile_load_s(system, tokens_per_ubatch, micro_batches, speedup)
 
     # Row/tensor splits exchange every micro-batch's activations after each split matmul.
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens_per_ubatch) if split != "layer" else (0.0, 0.0)
@@ -379,6 +410,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
         tile_attention_rate=rocm_tile_rate(system) * speedup if tile_flops else 0.0,
         dequant_bytes=micro_batches * dequant_bytes,
         sms_per_latency=sms_per_latency,
+        expert_tile_load_s=tile_load_s,
     )
 
 
@@ -409,7 +441,7 @@ def prefill_time_from(f: PrefillFeatures, p: BackendParams) -> PrefillTime:
     # The small kernels of ik_llama.cpp's per-expert loop are stream time (moe.expert_work): they add
     # to the matmuls' work; the host's launches and scans overlap it.
     # MXFP4 experts on Blackwell's FP4 tensor cores multiply faster (moe.native_mxfp4_share).
-    expert_mma_s = work.padded_flops * expert_matmul_cost * expert_cost * work.mma_time_factor / rate
+    expert_mma_s = work.padded_flops * expert_matmul_cost * expert_cost * work.mma_time_factor / rate + f.expert_tile_load_s
     expert_load_s = work.weight_bytes / bandwidth
     expert_kernels_s = expert_mma_s + expert_load_s if f.experts_serial else max(expert_mma_s, expert_load_s)
     # mmf's share of a 16-bit MoE (moe.looped_share) ends before the loop's sync: it adds, not overlaps.

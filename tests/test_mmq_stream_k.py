@@ -69,7 +69,7 @@ def test_serial_experts_add_the_load_to_the_multiply():
     p = BackendParams()
     serial = prefill_time_from(f, p).experts_s
     overlapped = prefill_time_from(dataclasses.replace(f, experts_serial=False), p).experts_s
-    mma = f.experts.padded_flops * p.pp_quant_cost / (f.matmul_rate * p.eta_pp)
+    mma = f.experts.padded_flops * p.pp_quant_cost / (f.matmul_rate * p.eta_pp) + f.expert_tile_load_s
     load = f.experts.weight_bytes / realised_bandwidth(f.bandwidth, p, f.unified_memory)
     work = f.experts
     assert serial == pytest.approx(max(mma + load + work.stream_s, work.host_loop_s))

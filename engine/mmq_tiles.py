@@ -1,0 +1,96 @@
+"""The tile loads of llama.cpp's and ik_llama.cpp's quantised matmul kernels (MMQ), per GGUF type.
+
+An MMQ kernel multiplies int8 tiles on the tensor cores (or WMMA/MFMA), but the weights arrive
+packed: each K step a block loads an ``mmq_y`` x 256 tile of the weight matrix from memory, unpacks
+it to int8 values plus per-32 scales in shared memory (``load_tiles_<type>``), waits, multiplies it
+against the activations' ``mmq_x`` columns (``vec_dot_*_mma``), waits again
+(``mul_mat_q_process_tile``, ggml/src/ggml-cuda/mmq.cuh). The unpacking is integer work on the
+shader ALUs whose size depends on the type: Q8_0 copies its bytes, Q4_0 masks nibbles and
+subtracts 8 with an emulated byte-saturating ``__vsubss4``, the IQ types look each group of 4 or 8
+weights up in a grid table (``iq3s_grid``) and apply sign bits, IQ4_NL/IQ4_XS map nibbles through
+a 16-entry table. A tile is loaded once per (row tile, column tile) pair, so its cost per weight is
+``ceil(columns / mmq_x)`` loads: for a dense layer's 512-token micro-batch 4 loads, for a routed
+expert that got a handful of tokens one, where the multiply-adds are as few as its tokens. With
+one block per SM and no asynchronous copy (stream-K, moe.STREAM_K_CC) nothing overlaps a tile's
+load with another's multiply, so the load time adds to the matmul's.
+
+The instruction counts are counted from the compiled kernels (docs/measure/mmq_tile_count.cu and
+.py): each ``load_tiles_<type><128, ...>`` wrapped in a kernel of its own, compiled for sm_86 by
+nvcc 13.0 (-O3), its SASS instructions counted (NOPs and a trivial kernel's overhead left out) and
+divided by the 128 weights each of a block's 256 threads loads per call (128 rows x 256 weights).
+ik_llama.cpp at dcdfad29 (2025-03-18, ik_llama.cpp discussion 266's build,
+https://github.com/ikawrakow/ik_llama.cpp/blob/dcdfad29f7d2b831f1c84751f00bda14cc359a84/ggml/src/ggml-cuda/mmq.cuh)
+and llama.cpp's mmq.cuh of the ggml sync ac0c8be4 (2025-12-17, the R9700 rows' b7423,
+https://github.com/ggml-org/ggml/blob/ac0c8be4/src/ggml-cuda/mmq.cuh). The two differ only where
+llama.cpp rewrote a loader after ik_llama.cpp forked (IQ4_NL / IQ4_XS: a table lookup by byte
+permutes). Every instruction counts as one lane's issue slot, 2 FP32-FLOP units (the convention of
+unpacking.DP4A_FALLBACK_OPS), at the shader ALUs' rate (roofline.shader_fp32_flops).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .arch import Architecture
+from .quant import QuantFormat, storage, tensor_types
+
+#: SASS instructions per weight of one ``load_tiles_<type>`` call (per thread; see the module
+#: docstring), llama.cpp's mmq.cuh at ggml ac0c8be4 (b7423).
+LOAD_INSTRUCTIONS_MAINLINE = {
+    "q4_0": 3.750, "q4_1": 1.211, "q5_0": 6.125, "q5_1": 3.586, "q8_0": 1.492, "mxfp4": 4.195,
+    "q2_K": 1.859, "q3_K": 4.570, "q4_K": 1.508, "q5_K": 2.547, "q6_K": 4.656,
+    "iq1_s": 1.828, "iq2_xxs": 4.531, "iq2_xs": 2.914, "iq2_s": 4.320, "iq3_xxs": 3.461, "iq3_s": 4.961,
+    "iq4_nl": 3.328, "iq4_xs": 3.555,
+}
+#: ... and ik_llama.cpp's at dcdfad29 (q6_0 is its own type).
+LOAD_INSTRUCTIONS_IK = {
+    "q4_0": 3.734, "q4_1": 1.203, "q5_0": 6.117, "q5_1": 3.586, "q6_0": 4.625, "q8_0": 1.453,
+    "q2_K": 1.859, "q3_K": 4.570, "q4_K": 1.492, "q5_K": 2.547, "q6_K": 4.625,
+    "iq1_s": 1.828, "iq2_xxs": 4.531, "iq2_xs": 2.914, "iq2_s": 4.320, "iq3_xxs": 3.461, "iq3_s": 4.961,
+    "iq4_nl": 6.609, "iq4_xs": 6.727,
+}
+#: FP32-FLOP units per instruction (a lane's FMA counts 2 FLOPs; an integer instruction takes the
+#: lane's slot: unpacking.DP4A_FALLBACK_OPS).
+OPS_PER_INSTRUCTION = 2
+#: Widest column tile MMQ takes on matrix cores (moe.MMQ_TILE_COLUMNS; mmq.cuh get_mmq_x_max_host).
+MMQ_X_MAX = 128
+
+#: Types a custom mix's routed experts can take when a stated file size leaves them fewer bits
+#: than the label's recipe (weights.scaled_profile): the MMQ types of 1.5-8.5 bits a weight. A file
+#: size gives the experts' mean bits per weight, not their types, so the kernel is approximated by
+#: the type nearest in bits (ties: the first listed, the IQ type the mixes of ik_llama.cpp
+#: discussions 258 and 266 use).
+EXPERT_MIX_TYPES = ("iq1_s", "iq2_xxs", "iq2_xs", "iq2_s", "q2_K", "iq3_xxs", "iq3_s", "q3_K", "iq4_xs", "q4_K",
+                    "q5_K", "q6_K", "q8_0")
+
+
+def load_table(ik: bool) -> dict[str, float]:
+    return LOAD_INSTRUCTIONS_IK if ik else LOAD_INSTRUCTIONS_MAINLINE
+
+
+def bits_per_weight(type_name: str) -> float:
+    kind = storage(type_name)
+    return kind.block_bytes * 8 / kind.block
+
+
+def nearest_mix_type(bits: float) -> str:
+    """The MMQ type nearest ``bits`` per weight (EXPERT_MIX_TYPES)."""
+    return min(EXPERT_MIX_TYPES, key=lambda t: abs(bits_per_weight(t) - bits))
+
+
+@lru_cache(maxsize=512)
+def expert_load_instructions(arch: Architecture, quant: QuantFormat, ik: bool, expert_keep: float) -> float:
+    """Load instructions of one pass over all routed experts' weights (weights x their type's
+    count; 0 for types MMQ does not run: 16-bit tensors go to cuBLAS). ``expert_keep`` < 1: the
+    file's experts hold that share of their recipe's bytes (weights.scaled_profile) and count at
+    the type nearest the bits a weight they keep (:func:`nearest_mix_type`)."""
+    table = load_table(ik)
+    pairs = [(tensor.params, type_name) for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant))
+             if tensor.is_routed_expert and not tensor.mtp]
+    weights = sum(params for params, _ in pairs)
+    if not weights:
+        return 0.0
+    if expert_keep < 1:
+        bits = sum(params * bits_per_weight(type_name) for params, type_name in pairs) * expert_keep / weights
+        return weights * table.get(nearest_mix_type(bits), 0.0)
+    return sum(params * table.get(type_name, 0.0) for params, type_name in pairs)
