@@ -29,10 +29,18 @@ unpacking.DP4A_FALLBACK_OPS), at the shader ALUs' rate (roofline.shader_fp32_flo
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .arch import Architecture
+from .moe import MMQ_MIN_CC, MMQ_TILE_STEP, host_routed, padded_columns
 from .quant import QuantFormat, storage, tensor_types
+from .roofline import shader_fp32_flops
+from .weights import weight_profile
+
+if TYPE_CHECKING:
+    from .system import System
 
 #: SASS instructions per weight of one ``load_tiles_<type>`` call (per thread; see the module
 #: docstring), llama.cpp's mmq.cuh at ggml ac0c8be4 (b7423).
@@ -94,3 +102,28 @@ def expert_load_instructions(arch: Architecture, quant: QuantFormat, ik: bool, e
         bits = sum(params * bits_per_weight(type_name) for params, type_name in pairs) * expert_keep / weights
         return weights * table.get(nearest_mix_type(bits), 0.0)
     return sum(params * table.get(type_name, 0.0) for params, type_name in pairs)
+
+
+def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: int, speedup: float) -> float:
+    """Time of the routed experts' MMQ tile loads over a prompt where ik_llama.cpp multiplies each
+    touched expert in an MMQ call of its own (moe.host_routed "ik", CUDA cards with MMQ): each
+    touched expert's weights are unpacked once per column tile of up to 128 of its tokens, at its
+    type's instructions a weight (above), however few tokens it got. Where llama.cpp runs
+    all experts in one call, every expert computes whole 128-column tiles (moe.padded_columns) and
+    a tile's load goes with that tile's multiply-adds, as a dense matmul's loads (one per 128 of
+    the micro-batch's tokens) go with its: a cost per FLOP that the fitted ``pp_quant_cost`` carries."""
+    if system.backend != "cuda" or system.quant.kind != "gguf" or host_routed(system) != "ik":
+        return 0.0
+    cc = system.device.cuda_compute_capability
+    if cc is not None and cc < MMQ_MIN_CC:
+        return 0.0
+    arch = system.arch
+    base = weight_profile(arch, system.quant)
+    profile = system.profile
+    # A stated file smaller than the label's recipe took the bytes out of its experts (weights.scaled_profile).
+    keep = profile.experts / base.experts if base.experts and profile.dense_read == base.dense_read else 1.0
+    instructions = expert_load_instructions(arch, system.quant, True, round(min(keep, 1.0), 4))
+    share = arch.experts_per_token / arch.n_experts
+    tile = min(MMQ_X_MAX, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
+    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_X_MAX) / tile
+    return instructions * micro_batches * tiles_per_expert * OPS_PER_INSTRUCTION / (shader_fp32_flops(system.device) * speedup)

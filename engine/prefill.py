@@ -36,9 +36,9 @@ from .kvcache import attention_flops, kv_read_elements
 from .fa_kernels import attention_slowdown, rocm_tile_layer, rocm_tile_rate
 from .metal_eras import metal_build_share
 from .amdvlk import dense_matmul_share
-from .mmq_tiles import MMQ_X_MAX, OPS_PER_INSTRUCTION, expert_load_instructions
+from .mmq_tiles import expert_tile_load_s
 from .moe import (
-    MMQ_MIN_CC, MMQ_TILE_COLUMNS, MMQ_TILE_STEP, padded_columns, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, native_mxfp4_share, vulkan_expert_tile,
+    MMQ_TILE_COLUMNS, STREAM_K_CC, TURING, ExpertWork, expert_work, generic_loop, host_routed, native_mxfp4_share, vulkan_expert_tile,
 )
 from .offload import PCIE_EFFICIENCY, op_offload
 from .parallel import pcie_link, pipeline_overlap, split_sync_parts
@@ -61,7 +61,7 @@ from .roofline import (
     vector_flops,
 )
 from .system import System
-from .weights import distinct_expert_fraction, multiplied_quantised_weights, weight_profile
+from .weights import distinct_expert_fraction, multiplied_quantised_weights
 
 @dataclass(frozen=True)
 class PrefillFeatures:
@@ -252,31 +252,6 @@ def cpu_attention_slowdown(system: System) -> float:
     where a q8_0 cache's runs at the matmuls' rate."""
     kv_type = system.options.kv_quant
     return cpu_kernel(system.device, system.quant).factor / cpu_attention_kernel(system.device, kv_type, prefill=True).factor
-
-
-def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: int, speedup: float) -> float:
-    """Time of the routed experts' MMQ tile loads over a prompt where ik_llama.cpp multiplies each
-    touched expert in an MMQ call of its own (moe.host_routed "ik", CUDA cards with MMQ): each
-    touched expert's weights are unpacked once per column tile of up to 128 of its tokens, at its
-    type's instructions a weight (mmq_tiles.py), however few tokens it got. Where llama.cpp runs
-    all experts in one call, every expert computes whole 128-column tiles (moe.padded_columns) and
-    a tile's load goes with that tile's multiply-adds, as a dense matmul's loads (one per 128 of
-    the micro-batch's tokens) go with its: a cost per FLOP that the fitted ``pp_quant_cost`` carries."""
-    if system.backend != "cuda" or system.quant.kind != "gguf" or host_routed(system) != "ik":
-        return 0.0
-    cc = system.device.cuda_compute_capability
-    if cc is not None and cc < MMQ_MIN_CC:
-        return 0.0
-    arch = system.arch
-    base = weight_profile(arch, system.quant)
-    profile = system.profile
-    # A stated file smaller than the label's recipe took the bytes out of its experts (weights.scaled_profile).
-    keep = profile.experts / base.experts if base.experts and profile.dense_read == base.dense_read else 1.0
-    instructions = expert_load_instructions(arch, system.quant, True, round(min(keep, 1.0), 4))
-    share = arch.experts_per_token / arch.n_experts
-    tile = min(MMQ_X_MAX, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
-    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_X_MAX) / tile
-    return instructions * micro_batches * tiles_per_expert * OPS_PER_INSTRUCTION / (shader_fp32_flops(system.device) * speedup)
 
 
 def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1) -> PrefillFeatures:

@@ -1,5 +1,5 @@
 """The routed experts' MMQ tile loads where ik_llama.cpp runs an MMQ call per expert (issue 12;
-engine/mmq_tiles.py, prefill.expert_tile_load_s): instructions a weight counted from the compiled
+engine/mmq_tiles.py expert_tile_load_s): instructions a weight counted from the compiled
 load_tiles kernels (docs/measure/mmq_tile_count.*), and a custom mix's experts counted at the type
 its stated file size leaves them."""
 
