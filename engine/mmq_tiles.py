@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .arch import Architecture
-from .moe import MMQ_MIN_CC, MMQ_TILE_STEP, host_routed, padded_columns
+from .moe import MMQ_MIN_CC, MMQ_TILE_COLUMNS, MMQ_TILE_STEP, host_routed, padded_columns
 from .quant import QuantFormat, storage, tensor_types
 from .roofline import shader_fp32_flops
 from .weights import weight_profile
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from .system import System
 
 #: SASS instructions per weight of one ``load_tiles_<type>`` call (per thread; see the module
-#: docstring), llama.cpp's mmq.cuh at ggml ac0c8be4 (b7423).
+#: docstring), llama.cpp's mmq.cuh at ggml ac0c8be4 (b7423). Not used by the engine: mainline's
+#: experts and dense matmuls carry their loads in the fitted pp_quant_cost (expert_tile_load_s);
+#: kept as the measured counts docs/calibration.md compares against ("measured, not kept").
 LOAD_INSTRUCTIONS_MAINLINE = {
     "q4_0": 3.750, "q4_1": 1.211, "q5_0": 6.125, "q5_1": 3.586, "q8_0": 1.492, "mxfp4": 4.195,
     "q2_K": 1.859, "q3_K": 4.570, "q4_K": 1.508, "q5_K": 2.547, "q6_K": 4.656,
@@ -60,8 +62,6 @@ LOAD_INSTRUCTIONS_IK = {
 #: FP32-FLOP units per instruction (a lane's FMA counts 2 FLOPs; an integer instruction takes the
 #: lane's slot: unpacking.DP4A_FALLBACK_OPS).
 OPS_PER_INSTRUCTION = 2
-#: Widest column tile MMQ takes on matrix cores (moe.MMQ_TILE_COLUMNS; mmq.cuh get_mmq_x_max_host).
-MMQ_X_MAX = 128
 
 #: Types a custom mix's routed experts can take when a stated file size leaves them fewer bits
 #: than the label's recipe (weights.scaled_profile): the MMQ types of 1.5-8.5 bits a weight. A file
@@ -70,10 +70,6 @@ MMQ_X_MAX = 128
 #: discussions 258 and 266 use).
 EXPERT_MIX_TYPES = ("iq1_s", "iq2_xxs", "iq2_xs", "iq2_s", "q2_K", "iq3_xxs", "iq3_s", "q3_K", "iq4_xs", "q4_K",
                     "q5_K", "q6_K", "q8_0")
-
-
-def load_table(ik: bool) -> dict[str, float]:
-    return LOAD_INSTRUCTIONS_IK if ik else LOAD_INSTRUCTIONS_MAINLINE
 
 
 def bits_per_weight(type_name: str) -> float:
@@ -87,12 +83,12 @@ def nearest_mix_type(bits: float) -> str:
 
 
 @lru_cache(maxsize=512)
-def expert_load_instructions(arch: Architecture, quant: QuantFormat, ik: bool, expert_keep: float) -> float:
-    """Load instructions of one pass over all routed experts' weights (weights x their type's
+def expert_load_instructions(arch: Architecture, quant: QuantFormat, expert_keep: float) -> float:
+    """ik_llama.cpp's load instructions of one pass over all routed experts' weights (weights x their type's
     count; 0 for types MMQ does not run: 16-bit tensors go to cuBLAS). ``expert_keep`` < 1: the
     file's experts hold that share of their recipe's bytes (weights.scaled_profile) and count at
     the type nearest the bits a weight they keep (:func:`nearest_mix_type`)."""
-    table = load_table(ik)
+    table = LOAD_INSTRUCTIONS_IK
     pairs = [(tensor.params, type_name) for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant))
              if tensor.is_routed_expert and not tensor.mtp]
     weights = sum(params for params, _ in pairs)
@@ -122,8 +118,8 @@ def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: in
     profile = system.profile
     # A stated file smaller than the label's recipe took the bytes out of its experts (weights.scaled_profile).
     keep = profile.experts / base.experts if base.experts and profile.dense_read == base.dense_read else 1.0
-    instructions = expert_load_instructions(arch, system.quant, True, round(min(keep, 1.0), 4))
+    instructions = expert_load_instructions(arch, system.quant, round(min(keep, 1.0), 4))
     share = arch.experts_per_token / arch.n_experts
-    tile = min(MMQ_X_MAX, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
-    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_X_MAX) / tile
+    tile = min(MMQ_TILE_COLUMNS, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
+    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_TILE_COLUMNS) / tile
     return instructions * micro_batches * tiles_per_expert * OPS_PER_INSTRUCTION / (shader_fp32_flops(system.device) * speedup)
