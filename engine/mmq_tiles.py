@@ -29,13 +29,12 @@ unpacking.DP4A_FALLBACK_OPS), at the shader ALUs' rate (roofline.shader_fp32_flo
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .arch import Architecture
-from .moe import MMQ_MIN_CC, MMQ_TILE_COLUMNS, MMQ_TILE_STEP, host_routed, padded_columns
-from .quant import QuantFormat, storage, tensor_types
+from .moe import MMQ_MIN_CC, MMQ_TILE_COLUMNS, column_tile, host_routed, padded_columns, routed_expert_weights
+from .quant import QuantFormat, storage
 from .roofline import shader_fp32_flops
 from .weights import weight_profile
 
@@ -72,14 +71,9 @@ EXPERT_MIX_TYPES = ("iq1_s", "iq2_xxs", "iq2_xs", "iq2_s", "q2_K", "iq3_xxs", "i
                     "q5_K", "q6_K", "q8_0")
 
 
-def bits_per_weight(type_name: str) -> float:
-    kind = storage(type_name)
-    return kind.block_bytes * 8 / kind.block
-
-
 def nearest_mix_type(bits: float) -> str:
     """The MMQ type nearest ``bits`` per weight (EXPERT_MIX_TYPES)."""
-    return min(EXPERT_MIX_TYPES, key=lambda t: abs(bits_per_weight(t) - bits))
+    return min(EXPERT_MIX_TYPES, key=lambda t: abs(storage(t).bits_per_weight - bits))
 
 
 @lru_cache(maxsize=512)
@@ -88,16 +82,14 @@ def expert_load_instructions(arch: Architecture, quant: QuantFormat, expert_keep
     count; 0 for types MMQ does not run: 16-bit tensors go to cuBLAS). ``expert_keep`` < 1: the
     file's experts hold that share of their recipe's bytes (weights.scaled_profile) and count at
     the type nearest the bits a weight they keep (:func:`nearest_mix_type`)."""
-    table = LOAD_INSTRUCTIONS_IK
-    pairs = [(tensor.params, type_name) for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant))
-             if tensor.is_routed_expert and not tensor.mtp]
+    pairs = routed_expert_weights(arch, quant)
     weights = sum(params for params, _ in pairs)
     if not weights:
         return 0.0
     if expert_keep < 1:
-        bits = sum(params * bits_per_weight(type_name) for params, type_name in pairs) * expert_keep / weights
-        return weights * table.get(nearest_mix_type(bits), 0.0)
-    return sum(params * table.get(type_name, 0.0) for params, type_name in pairs)
+        bits = sum(params * storage(type_name).bits_per_weight for params, type_name in pairs) * expert_keep / weights
+        return weights * LOAD_INSTRUCTIONS_IK.get(nearest_mix_type(bits), 0.0)
+    return sum(params * LOAD_INSTRUCTIONS_IK.get(type_name, 0.0) for params, type_name in pairs)
 
 
 def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: int, speedup: float) -> float:
@@ -120,6 +112,5 @@ def expert_tile_load_s(system: System, tokens_per_ubatch: int, micro_batches: in
     keep = profile.experts / base.experts if base.experts and profile.dense_read == base.dense_read else 1.0
     instructions = expert_load_instructions(arch, system.quant, round(min(keep, 1.0), 4))
     share = arch.experts_per_token / arch.n_experts
-    tile = min(MMQ_TILE_COLUMNS, math.ceil(tokens_per_ubatch / MMQ_TILE_STEP) * MMQ_TILE_STEP)
-    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_TILE_COLUMNS) / tile
+    tiles_per_expert = padded_columns(tokens_per_ubatch, share, MMQ_TILE_COLUMNS) / column_tile(tokens_per_ubatch, MMQ_TILE_COLUMNS)
     return instructions * micro_batches * tiles_per_expert * OPS_PER_INSTRUCTION / (shader_fp32_flops(system.device) * speedup)

@@ -318,14 +318,23 @@ def native_mxfp4_share(system: System) -> float:
     return _mxfp4_expert_share(system.arch, system.quant)
 
 
+def routed_expert_weights(arch: Architecture, quant: QuantFormat) -> list[tuple[int, str]]:
+    """(weights, ggml type) of each routed-expert tensor the model runs (MTP layers left out)."""
+    return [(tensor.params, type_name) for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant))
+            if tensor.is_routed_expert and not tensor.mtp]
+
+
 @lru_cache(maxsize=256)
 def _mxfp4_expert_share(arch: Architecture, quant: QuantFormat) -> float:
-    total = mxfp4 = 0.0
-    for tensor, type_name in zip(arch.tensors, tensor_types(arch, quant)):
-        if tensor.is_routed_expert and not tensor.mtp:
-            total += tensor.params
-            mxfp4 += tensor.params if type_name == "mxfp4" else 0.0
-    return mxfp4 / total if total else 0.0
+    pairs = routed_expert_weights(arch, quant)
+    total = sum(params for params, _ in pairs)
+    return sum(params for params, type_name in pairs if type_name == "mxfp4") / total if total else 0.0
+
+
+def column_tile(tokens: int, tile_max: int) -> int:
+    """The column tile MMQ picks for a matmul of ``tokens`` columns: the count rounded up to the
+    tile step, at most ``tile_max`` (mmq.cuh ``mul_mat_q_case``)."""
+    return min(tile_max, math.ceil(tokens / MMQ_TILE_STEP) * MMQ_TILE_STEP)
 
 
 @lru_cache(maxsize=512)
@@ -337,7 +346,7 @@ def padded_columns(tokens: int, share: float, tile_max: int) -> float:
     distribution."""
     if tokens <= 0 or share <= 0:
         return 0.0
-    tile = min(tile_max, math.ceil(tokens / MMQ_TILE_STEP) * MMQ_TILE_STEP)
+    tile = column_tile(tokens, tile_max)
     if share >= 1:
         return math.ceil(tokens / tile) * tile
     expected = 0.0
