@@ -592,3 +592,22 @@ def test_the_m2_ultra_held_out_decodes_with_the_pool_of_llama_cpp_metal_builds(c
     assert len(held) == 138
     errors = [math.log(predict(c, params_for(c, fit)) / c.measured) for c in held]
     assert abs(statistics.median(errors)) < math.log(1.10)
+
+
+def test_the_in_sample_split_puts_each_row_with_its_keys_unit(cases):
+    """bench's in-sample line splits the rows by whether their key fits values of its own (a unit
+    in fit.json) or borrows: the two parts hold every row once, and each part's median is that of
+    its own keys' rows (fit.json's in-sample figures per key)."""
+    import json
+    import re
+
+    from engine.tools.bench import in_sample_split_line
+
+    fit = json.loads((MEASUREMENTS.parent / "fit.json").read_text(encoding="utf-8"))
+    line = in_sample_split_line(cases, fit, "tg")
+    total = int(re.search(r"all (\d+) rows", line).group(1))
+    own, borrowing = (int(n) for n in re.findall(r"\((\d+)\)", line))
+    decode_rows = [c for c in cases if c.test == "tg"]
+    assert total == len(decode_rows) == own + borrowing
+    assert own == sum(1 for c in decode_rows if fit["backends"][c.key].get("unit"))
+    assert "rows of keys that borrow" in line and "of their own" in line
