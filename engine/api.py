@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from .catalog import GB
 from . import intel_matvec
-from .decode import ceiling_tps, latency_bound, run_mean_step, step_at, unfused_attention_factor
+from .decode import ceiling_tps, latency_bound, run_mean_step, step_at
+from .kvcache import unfused_attention_factor
 from .errors import EngineInputError
 from .layerchain import hip_graphs_off, vlm_sync_s
 from .measured import find, measured_kinds

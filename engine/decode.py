@@ -10,6 +10,7 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
       + [B > 1 or no graph replay] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
       [+ t_sync_thread * layers * threads on a CPU backend]
+      [+ BF16 experts on llama.cpp's Vulkan backend: padded tile FLOPs / (shader FLOPS * eta_pp), vulkan_experts.py]
     (on Metal the unpacking term moves into the second argument of the first max: unpacking.py)
 
 Per layer the matrix-vector products (streaming the weights) and the attention over the cache
@@ -65,7 +66,7 @@ from dataclasses import dataclass
 
 from . import intel_matvec
 from .matvec_batch import matvec_alu_adds, metal_dense_passes, metal_expert_slot_reads, mmvq_rate_factor
-from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_kv_read_factor
+from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_attention_factor
 from .layerchain import DENSE_LAYER_KERNELS, hip_graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
@@ -78,6 +79,7 @@ from .roofline import (
 from .repack import REPACK_ROWS, repacked_share, repacked_types
 from .system import System
 from .unpacking import unpacking_hidden, unpacking_overlaps
+from .vulkan_experts import expert_tiles
 from .weights import distinct_expert_fraction, expert_fraction
 
 
@@ -159,6 +161,9 @@ class StepFeatures:
     launches_every_kernel: bool = False
     expert_slot_reads: bool = False  # experts read per (token, slot) pair (matvec_batch.metal_expert_slot_reads)
     dense_passes: float = 1.0  # times the non-expert weights are streamed (matvec_batch.metal_dense_passes)
+    #: Padded FLOPs and peak rate of experts in Vulkan's matrix-matrix shader (vulkan_experts.py; rate x eta_pp).
+    expert_tile_flops: float = 0.0
+    expert_tile_rate: float = 0.0
 
     def weight_bytes(self, exponent: float) -> tuple[float, float, float, float]:
         """(device bytes, host bytes, device weights, device codebook weights) a step reads at routing ``exponent``."""
@@ -197,6 +202,7 @@ class StepTime:
     #: (unpacking.py), instead of adding to the memory stream.
     unpack_overlaps: bool = False
     alu_adds: bool = False
+    expert_tile_s: float = 0.0  # Vulkan's matrix-matrix BF16 experts, after the weight stream (vulkan_experts.py)
 
     def _streams(self) -> tuple[float, float]:
         """(memory-side, ALU-side) seconds of the weight matmuls."""
@@ -208,7 +214,8 @@ class StepTime:
 
     @property
     def total_s(self) -> float:
-        return max(self._streams()) + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s + self.transfer_s
+        return (max(self._streams()) + self.expert_tile_s + max(self.kv_s, self.attention_s) + self.fixed_s + self.host_s + self.sync_s
+                + self.transfer_s)
 
     @property
     def memory_bound(self) -> bool:
@@ -286,6 +293,7 @@ def step_features(
         host_flops_rate = vector_flops(system.host, "cpu")
     sync_latency_s, sync_data_s = split_sync_parts(system, tokens)
     unfused_bytes, unfused_kernels = unfused_recurrent(system)
+    tile_flops, tile_rate = expert_tiles(system, tokens, expert_params)
     return StepFeatures(
         device_dense_bytes=dense - host_dense,
         device_expert_bytes=experts - host_experts,
@@ -341,25 +349,9 @@ def step_features(
         launches_every_kernel=hip_graphs_off(system),
         expert_slot_reads=metal_expert_slot_reads(system, tokens),
         dense_passes=metal_dense_passes(system, tokens),
+        expert_tile_flops=tile_flops,
+        expert_tile_rate=tile_rate,
     )
-
-
-#: Backends whose decode attention without flash attention streams the cache once per query
-#: head: ggml-cuda (CUDA, and ROCm through HIP). Not applied elsewhere: CPU backends decode within
-#: 2% with and without flash attention up to 8k context (ik_llama.cpp PR 273, Threadripper PRO
-#: 5975WX rows in the calibration set), and Metal's flash-attention-off rows (five Apple devices)
-#: were predicted worse with it (leave-one-device-out decode p90 0.59 -> 0.76): Apple's system
-#: level cache may serve the repeated reads.
-UNFUSED_ATTENTION_BACKENDS = ("cuda", "rocm")
-
-
-def unfused_attention_factor(system: System, context: float) -> float:
-    """Bytes the device's decode attention moves per byte of KV cache: 1 with flash attention;
-    without it ggml-cuda's kernels stream a GQA model's cache once per query head and pass the
-    scores through memory (kvcache.unfused_kv_read_factor)."""
-    if system.flash_attn or system.backend not in UNFUSED_ATTENTION_BACKENDS:
-        return 1.0
-    return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)
 
 
 def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None = None) -> StepTime:
@@ -397,9 +389,10 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         host_compute = f.host_flops / (f.host_flops_rate * hp.eta_decode_compute)
         host_s = max(host_mem, host_compute)
     sync_s = f.sync_latency_s * p.sync_factor + f.sync_data_s * p.sync_data_factor
+    tile_s = f.expert_tile_flops / (f.expert_tile_rate * p.eta_pp) if f.expert_tile_flops else 0.0
     return StepTime(
         weights_s, matmul_s, kv_s, attention_s, fixed_s, host_s, sync_s, device_bytes + host_bytes, f.kv_bytes, unpack_s, batched_s, recurrent_s,
-        f.transfer_s, f.unpack_overlaps, f.alu_adds,
+        f.transfer_s, f.unpack_overlaps, f.alu_adds, tile_s,
     )
 
 

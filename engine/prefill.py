@@ -205,6 +205,11 @@ def cpu_unpack_weights(arch: Architecture, quant: QuantFormat, engine: Engine) -
 #: b6486 both KHR_coopmat and 0.98-1.21x: github.com/kyuz0/amd-strix-halo-toolboxes GLM-4.5-Air logs).
 SHADER_RATE_BACKENDS = ("vulkan", "vulkan-amdvlk")
 
+
+def shader_rate(system: System) -> float:
+    """FLOP/s of a matmul on the shader ALUs where the backend runs them there (SHADER_RATE_BACKENDS), else 0."""
+    return shader_fp32_flops(system.device) if system.backend in SHADER_RATE_BACKENDS else 0.0
+
 #: Backends whose llama.cpp kernels score a sliding-window layer's whole cache
 #: (kvcache.swa_scanned_cells): HIP's flash attention computes "interior KV tiles that are fully
 #: masked" (PR 28943, https://github.com/ggml-org/llama.cpp/pull/28943, not merged). CUDA shares the
@@ -284,8 +289,7 @@ def prefill_features(system: System, tokens: int, depth: int, sequences: int = 1
     llama_cpp = "llama-cpp" in system.engine.lineage()
     rate = matmul_flops(system.device, system.quant, system.backend, mma_sync=llama_cpp, fp16_accumulate=llama_cpp)
     rate *= metal_build_share(system)
-    if system.backend in SHADER_RATE_BACKENDS:
-        rate = shader_fp32_flops(system.device)
+    rate = shader_rate(system) or rate
     # Attention on the shader ALUs where the build's flash attention has no matrix-core kernel.
     attn_flops *= attention_slowdown(system, rate)
     gemm_cost = gemm_slowdown(system, rate)
