@@ -235,6 +235,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             # Without flash attention (CUDA, ROCm) the attention reads the cache this many times.
             "kv_unfused_factor": unfused_attention_factor(system, run_start + (o.gen_tokens - 1) / 2),
             "matmul_s": mean_step.matmul_s,
+            # Vulkan's BF16 routed experts in the matrix-matrix shader, after the weight stream (vulkan_experts.py).
+            "expert_tile_s": mean_step.expert_tile_s,
             "attention_s": mean_step.attention_s,
             "fixed_s": mean_step.fixed_s,
             "batched_s": mean_step.batched_s,

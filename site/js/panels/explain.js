@@ -43,6 +43,7 @@ function decodeRows(e, request) {
     rows.push(["Kernel", `${b.cpu_kernel} for the multiply-adds`]);
   }
   if (b.unpack_s > 0) rows.push(["Unpacking the weights", `${fmt.duration(b.unpack_s)} on the vector units (scales and packed bits${b.codebook_weights ? "; IQ1–IQ3 weights look up a codebook" : ""})${b.unpack_overlaps ? ", with the multiply-adds while the weights stream in: the longer of the two counts" : ""}`]);
+  if (b.expert_tile_s > 0) rows.push(["BF16 experts, matrix-matrix shader", `${fmt.duration(b.expert_tile_s)} per token after the weight stream: llama.cpp's Vulkan backend multiplies BF16 routed experts in its matrix-matrix shader even for one token (its mat-vec rule lists F32, F16 and quantised types only), each touched expert as a whole 32-column tile at the prompt-processing rate`]);
   rows.push(
     ["KV cache read per token", `${fmt.gigabytes(b.kv_read_gb)} of keys and values of the context so far → ${fmt.duration(b.kv_s)}`],
   );
