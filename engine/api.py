@@ -12,14 +12,13 @@ from collections.abc import Callable
 from .catalog import GB
 from . import intel_matvec
 from .decode import ceiling_tps, latency_bound, run_mean_step, step_at
-from .kvcache import unfused_attention_factor
 from .errors import EngineInputError
 from .layerchain import hip_graphs_off, vlm_sync_s
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
 from .blas import blas_share
-from .fa_kernels import attention_slowdown
+from .fa_kernels import attention_slowdown, unfused_attention_factor
 from .prefill import gemm_slowdown, prefill_time
 from .roofline import bandwidth_bytes_s, cpu_bandwidth, cpu_kernel, matmul_flops
 from .speculative import check_draft, plan

@@ -66,7 +66,8 @@ from dataclasses import dataclass
 
 from . import intel_matvec
 from .matvec_batch import matvec_alu_adds, metal_dense_passes, metal_expert_slot_reads, mmvq_rate_factor
-from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes, unfused_attention_factor
+from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
+from .fa_kernels import unfused_attention_factor
 from .layerchain import DENSE_LAYER_KERNELS, hip_graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams

@@ -5,7 +5,7 @@ prefill.py applies them."""
 
 from __future__ import annotations
 
-from .kvcache import gqa_ratio, head_dim
+from .kvcache import gqa_ratio, head_dim, unfused_kv_read_factor
 from .amdvlk import amd_dual_issue
 from .roofline import shader_fp32_flops
 from .system import System
@@ -94,3 +94,21 @@ def rocm_tile_layer(system: System):
 def rocm_tile_rate(system: System) -> float:
     """FLOP/s of HIP's tile flash-attention kernel on one device (ROCM_TILE_FA_SHARE)."""
     return ROCM_TILE_FA_SHARE * 2 * shader_fp32_flops(system.device)
+
+
+#: Backends whose decode attention without flash attention streams the cache once per query
+#: head: ggml-cuda (CUDA, and ROCm through HIP). Not applied elsewhere: CPU backends decode within
+#: 2% with and without flash attention up to 8k context (ik_llama.cpp PR 273, Threadripper PRO
+#: 5975WX rows in the calibration set), and Metal's flash-attention-off rows (five Apple devices)
+#: were predicted worse with it (leave-one-device-out decode p90 0.59 -> 0.76): Apple's system
+#: level cache may serve the repeated reads.
+UNFUSED_ATTENTION_BACKENDS = ("cuda", "rocm")
+
+
+def unfused_attention_factor(system: System, context: float) -> float:
+    """Bytes the device's decode attention moves per byte of KV cache: 1 with flash attention;
+    without it ggml-cuda's kernels stream a GQA model's cache once per query head and pass the
+    scores through memory (kvcache.unfused_kv_read_factor)."""
+    if system.flash_attn or system.backend not in UNFUSED_ATTENTION_BACKENDS:
+        return 1.0
+    return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)

@@ -12,12 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from .arch import Architecture, LayerAttention
-
-if TYPE_CHECKING:
-    from .system import System
 
 #: Recurrent states (linear attention, SSM) are kept in f32 by llama.cpp (llama-memory-recurrent).
 STATE_BYTES_PER_ELEMENT = 4.0
@@ -171,20 +167,3 @@ def unfused_kv_read_factor(arch: Architecture, context: float, bytes_per_element
         unfused += n * tokens * (per_query_head * bytes_per_element + UNFUSED_SCORE_BYTES * layer.query_heads)
     return unfused / fused if fused else 1.0
 
-
-#: Backends whose decode attention without flash attention streams the cache once per query
-#: head: ggml-cuda (CUDA, and ROCm through HIP). Not applied elsewhere: CPU backends decode within
-#: 2% with and without flash attention up to 8k context (ik_llama.cpp PR 273, Threadripper PRO
-#: 5975WX rows in the calibration set), and Metal's flash-attention-off rows (five Apple devices)
-#: were predicted worse with it (leave-one-device-out decode p90 0.59 -> 0.76): Apple's system
-#: level cache may serve the repeated reads.
-UNFUSED_ATTENTION_BACKENDS = ("cuda", "rocm")
-
-
-def unfused_attention_factor(system: System, context: float) -> float:
-    """Bytes the device's decode attention moves per byte of KV cache: 1 with flash attention;
-    without it ggml-cuda's kernels stream a GQA model's cache once per query head and pass the
-    scores through memory (kvcache.unfused_kv_read_factor)."""
-    if system.flash_attn or system.backend not in UNFUSED_ATTENTION_BACKENDS:
-        return 1.0
-    return unfused_kv_read_factor(system.arch, context, system.kv_bytes_per_element)
