@@ -166,4 +166,3 @@ def unfused_kv_read_factor(arch: Architecture, context: float, bytes_per_element
         per_query_head = max(layer.flops_per_pair / 2, elements)
         unfused += n * tokens * (per_query_head * bytes_per_element + UNFUSED_SCORE_BYTES * layer.query_heads)
     return unfused / fused if fused else 1.0
-
