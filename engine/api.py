@@ -13,7 +13,7 @@ from .catalog import GB
 from . import intel_matvec
 from .decode import ceiling_tps, latency_bound, run_mean_step, step_at
 from .errors import EngineInputError
-from .layerchain import hip_graphs_off, vlm_sync_s
+from .layerchain import graphs_off, hip_graphs_off, vlm_sync_s
 from .measured import find, measured_kinds
 from .parallel import link, pipeline_overlap
 from .memory import MemoryNeed
@@ -241,6 +241,8 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "batched_s": mean_step.batched_s,
             # A ROCm build from before HIP graphs were on by default: single-token steps pay batched_s too.
             "hip_graphs_off": hip_graphs_off(system),
+            # Any step that replays no graph (layerchain.graphs_off: card, build, MoE experts, batch).
+            "graphs_off": graphs_off(system, o.batch),
             "recurrent_s": mean_step.recurrent_s,
             # oMLX before PR 688: a host sync per layer on a vision-language model's path (in fixed_s).
             "vlm_sync_s": vlm_sync_s(system, o.batch),

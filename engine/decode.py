@@ -8,7 +8,7 @@ One step for ``batch`` sequences at ``context`` cached tokens (docs/physics.md s
             (attention FLOPs / eta_attn_decode + codebook KV elements * kv_codebook_ops) / FLOPS)
       + t_token + (t_layer * layers + t_moe_layer_decode * MoE layers
                    + t_recurrent_layer * recurrent layers) * (1500 MHz / GPU clock)
-      + [B > 1 or no graph replay] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
+      + [no graph replayed] t_layer_batched * layers   [+ host part] [+ interconnect]   [+ B = 1: vlm_layer_sync * layers]
       [+ t_sync_thread * layers * threads on a CPU backend]
       [+ BF16 experts on llama.cpp's Vulkan backend: padded tile FLOPs / (shader FLOPS * eta_pp), vulkan_experts.py]
     (on Metal the unpacking term moves into the second argument of the first max: unpacking.py)
@@ -39,9 +39,9 @@ Without it the hybrids' extra kernels, all in MoE models, were charged to ``t_mo
 (~50 us a layer at 1.5 GHz on CUDA) and attention-only MoE models came out slow: an RTX 4090
 decoded Qwen3-30B-A3B at 1.08x Llama 3.1 8B, where reports say ~1.3-1.5x (196 against ~130-150
 tok/s). A step with several tokens (batched decode, speculative verification) pays
-``t_layer_batched_s`` per layer on top: llama.cpp's CUDA backend replays a captured graph only for
-single-token steps (ggml-cuda.cu: "disabling CUDA graphs due to batch size > 1"); llama.cpp's ROCm builds
-before HIP graphs were on by default launch a single-token step's kernels too (layerchain.hip_graphs_off). Launching is the
+``t_layer_batched_s`` per layer on top where no captured graph is replayed (layerchain.graphs_off: llama.cpp
+before PR 19645 for any step of several tokens, cards below Volta, 16-bit MoE experts in some builds,
+ROCm before HIP graphs were on by default, ik_llama.cpp's MoE steps before its PR 689). Launching is the
 host's latency, so it does not shrink with the GPU's clock. Its prior comes from a published pair
 (llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a two-token step takes 0.76 ms more than a
 one-token step, 24 us a layer); not fitted (batched rows come from one device per backend). Fitted
@@ -68,7 +68,7 @@ from . import intel_matvec
 from .matvec_batch import matvec_alu_adds, metal_dense_passes, metal_expert_slot_reads, mmvq_rate_factor
 from .kvcache import decode_attention_flops, kv_elements_mean, kv_read_elements, state_bytes
 from .fa_kernels import unfused_attention_factor
-from .layerchain import DENSE_LAYER_KERNELS, hip_graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
+from .layerchain import DENSE_LAYER_KERNELS, graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
 from .parallel import pcie_link, split_sync_parts
@@ -158,7 +158,7 @@ class StepFeatures:
     weight_decode_ops: float = 0.0
     #: Unpacking runs alongside the weight stream (unpacking.unpacking_overlaps: Apple GPUs).
     unpack_overlaps: bool = False
-    #: A single-token step launches every kernel from the host too (layerchain.hip_graphs_off).
+    #: The step launches every kernel from the host, no graph replayed (layerchain.graphs_off).
     launches_every_kernel: bool = False
     expert_slot_reads: bool = False  # experts read per (token, slot) pair (matvec_batch.metal_expert_slot_reads)
     dense_passes: float = 1.0  # times the non-expert weights are streamed (matvec_batch.metal_dense_passes)
@@ -347,7 +347,7 @@ def step_features(
         weight_decode_ops=storage(system.quant.weight_type).decode_ops,
         unpack_overlaps=unpacking_overlaps(backend),
         alu_adds=alu_adds,
-        launches_every_kernel=hip_graphs_off(system),
+        launches_every_kernel=graphs_off(system, tokens),
         expert_slot_reads=metal_expert_slot_reads(system, tokens),
         dense_passes=metal_dense_passes(system, tokens),
         expert_tile_flops=tile_flops,
@@ -376,7 +376,7 @@ def step_time_from(f: StepFeatures, p: BackendParams, host: BackendParams | None
         f.device_attention_flops / (p.eta_attn_decode * f.attention_rate_factor) + f.device_kv_codebook_elements * p.kv_codebook_ops
     ) / f.flops_rate
     # Launching a batched step's kernels one by one is host (CPU and driver) latency: no GPU clock.
-    batched_s = p.t_layer_batched_s * f.layers if f.batch > 1 or f.launches_every_kernel else 0.0
+    batched_s = p.t_layer_batched_s * f.layers if f.launches_every_kernel else 0.0
     chain = f.clock_factor * f.layer_chain  # per-kernel latency is GPU cycles; the chain's length is the engine's
     recurrent_s = p.t_recurrent_layer_s * f.recurrent_layers * chain
     recurrent_s += f.unfused_state_kernels * p.t_layer_s / DENSE_LAYER_KERNELS * f.clock_factor + f.unfused_state_bytes / bandwidth

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .moe import mmf_moe_available, routed_expert_weights
+
 if TYPE_CHECKING:
     from .system import System
 
@@ -63,6 +65,46 @@ def vlm_sync_s(system: System, batch: int = 1) -> float:
 #: toolboxes never pass -DGGML_HIP_GRAPHS) and b9187-9193 (the Ryzen AI Max+ 395), so any
 #: boundary between them scores the same.
 HIP_GRAPHS_BUILD = 8800
+#: ggml-cuda's graph rules (ggml-cuda.cu ``ggml_cuda_graph_check_compability`` and the arch gate,
+#: ggml-org/ggml history); the builds are approximate (merge dates between releases' dates that
+#: downstream bumps state: b8156 2026-02-25, b9986 2026-07-14, b10472 2026-08-17), and no
+#: calibration row's build falls near one:
+#: - a step of several tokens captured nothing ("disabling CUDA graphs due to batch size > 1", the
+#:   GGML_OP_ADD check of PR 6766) until PR 19645 ("cuda : enable CUDA graphs for MMID 1 <= BS <= 4",
+#:   https://github.com/ggml-org/llama.cpp/pull/19645, merged 2026-02-17, ggml 23c1635e; between b7948
+#:   and b8156): the DGX Spark's batched rows (b6989, b7941) come before it.
+CUDA_GRAPHS_BATCHED_BUILD = 8060
+#: - a step with MUL_MAT_ID captured nothing at all until PR 13014 ("CUDA: noncont MMVQ + batched bs1
+#:   MUL_MAT_ID", https://github.com/ggml-org/llama.cpp/pull/13014, merged 2025-04-22, ggml 658de8ce:
+#:   ``node->ne[2] != 1``); between b4806 (2025-03-03) and b6451 (2025-09-13), before every mainline MoE row.
+CUDA_GRAPHS_MMID_BUILD = 5170
+#: - from PR 19645 a step with MUL_MAT_ID replays a graph only where the matmul needs no stream
+#:   sync: quantized experts at up to MMVQ_MMID_MAX_BATCH_SIZE tokens (4, mmvq.cuh at 23c1635e), so
+#:   16-bit experts launch every step's kernels, a single token's too. PR 20905 ("Optimize MOE GEMV
+#:   kernel for BS > 1", https://github.com/ggml-org/llama.cpp/pull/20905, merged 2026-03-29, ggml
+#:   e79ce97d, ~b8560) raised the limit per type and card (mmvq.cu get_mmvq_mmid_max_batch: 8 on
+#:   Turing and newer for most types, 4-6 on older cards and AMD, kept at 4 here); PR 26802 ("CUDA:
+#:   only disable CUDA graphs when mul_mat_id actually needs a stream sync",
+#:   https://github.com/ggml-org/llama.cpp/pull/26802, merged 2026-08-11, ggml e661b3d4, ~b10390)
+#:   keeps the graph wherever MMVQ, MMQ or mmf runs the experts: quantized experts at any batch,
+#:   16-bit ones on AMD up to MMVQ_MAX_BATCH_SIZE (8) or in mmf (moe.mmf_moe_available).
+MMVQ_MMID_MAX_BATCH = 4
+MMVQ_MAX_BATCH = 8
+CUDA_GRAPHS_MMID_TYPED_BUILD = 8560
+CUDA_GRAPHS_MMID_SYNC_BUILD = 10390
+#: - cards below compute capability 7.0 never capture (``disable_due_to_gpu_arch``: below Ampere,
+#:   8.0, from PR 6766, https://github.com/ggml-org/llama.cpp/pull/6766, until PR 25749 "Enable CUDA
+#:   graphs on Volta+Turing", https://github.com/ggml-org/llama.cpp/pull/25749, merged 2026-07-16,
+#:   ggml c621d2c8, between b9986 and b10472; PR 27721, open, would admit Pascal sm_61 only). The
+#:   P100 (6.0, rows at b9234) launches every kernel at every build.
+CUDA_GRAPHS_VOLTA_BUILD = 10010
+GRAPHS_MIN_CC = 7.0
+AMPERE_CC = 8.0
+#: ik_llama.cpp captured no step with MUL_MAT_ID or its fused MOE_FUSED_UP_GATE (ggml-cuda.cu at
+#: dcdfad29, "disabling CUDA graphs due to mul_mat_id") until its PR 689 ("Enable CUDA graphs for MoE
+#: models + GPT-OSS support", https://github.com/ikawrakow/ik_llama.cpp/pull/689, 633e0617, 2025-08-15).
+#: Its rows state a commit, not a build: engines.toml ``moe_graphs_off`` marks the era.
+IK_GRAPHS_MOE_PR = 689
 
 
 def hip_graphs_off(system: System) -> bool:
@@ -72,3 +114,49 @@ def hip_graphs_off(system: System) -> bool:
     layer), which CUDA's values, fitted on graph-replayed steps, do not hold."""
     build = system.options.llama_cpp_build
     return system.backend == "rocm" and build is not None and build < HIP_GRAPHS_BUILD
+
+
+def _experts_quantized(system: System) -> bool:
+    return all(type_name not in ("f32", "f16", "bf16") for _, type_name in routed_expert_weights(system.arch, system.quant))
+
+
+def _mmid_needs_sync(system: System, tokens: int, build: int | None) -> bool:
+    """Whether llama.cpp's MUL_MAT_ID of a ``tokens``-token step stops the graph (the rules above)."""
+    if build is not None and build < CUDA_GRAPHS_MMID_BUILD:
+        return True
+    if build is not None and build < CUDA_GRAPHS_BATCHED_BUILD:
+        return tokens > 1
+    quantized = _experts_quantized(system)
+    if build is not None and build < CUDA_GRAPHS_MMID_SYNC_BUILD:
+        typed = build >= CUDA_GRAPHS_MMID_TYPED_BUILD and system.backend == "cuda" and (system.device.cuda_compute_capability or 0) >= 7.5
+        return not quantized or tokens > (MMVQ_MAX_BATCH if typed else MMVQ_MMID_MAX_BATCH)
+    if quantized:
+        return False
+    return not ((system.backend == "rocm" and tokens <= MMVQ_MAX_BATCH) or mmf_moe_available(system))
+
+
+def graphs_off(system: System, tokens: int = 1) -> bool:
+    """Whether a decode step of ``tokens`` tokens (sequences x tokens each) launches every kernel
+    from the host instead of replaying a captured graph, and so pays ``t_layer_batched_s`` a layer.
+    ggml-cuda (CUDA, and ROCm through HIP) in llama.cpp and the engines that run its kernels: the
+    eras above, by the set-up's stated build (unset: a current release). ik_llama.cpp: MoE steps
+    in the era engines.toml marks. Every other engine and backend, and llama.cpp before mid-2024
+    (fitted apart): a step of several tokens launches, a single token replays (or its fitted
+    per-layer costs hold its launches)."""
+    engine = system.engine
+    lineage = engine.lineage()
+    ggml_cuda = system.backend in ("cuda", "rocm")
+    if ggml_cuda and "ik-llama-cpp" in lineage:
+        return tokens > 1 or (system.arch.is_moe and engine.moe_graphs_off)
+    if not (ggml_cuda and engine.runs_mainline_ggml(with_legacy=False)):
+        return tokens > 1
+    build = system.options.llama_cpp_build
+    if hip_graphs_off(system):
+        return True
+    cc = system.device.cuda_compute_capability
+    if system.backend == "cuda" and cc is not None:
+        if cc < GRAPHS_MIN_CC or (cc < AMPERE_CC and build is not None and build < CUDA_GRAPHS_VOLTA_BUILD):
+            return True
+    if tokens > 1 and build is not None and build < CUDA_GRAPHS_BATCHED_BUILD:
+        return True
+    return system.arch.is_moe and _mmid_needs_sync(system, tokens, build)

@@ -70,11 +70,13 @@ def test_only_rocm_builds_before_the_flip_launch_every_kernel():
 
 
 def test_a_batched_step_pays_the_launch_cost_once():
-    """A step of several sequences launches every kernel already: an old build adds nothing to it."""
+    """A step of several sequences at the old build pays the launch cost once, as its single-token
+    step does; a current release replays both (PR 19645 lifted the batch-size rule)."""
     request = {"hardware": "radeon-ai-pro-r9700", "model": "gemma-3-4b", "quant": "Q4_K_M"}
     old, new = build_system({**request, "llama_cpp_build": OLD}), build_system(request)
-    batched = [step_time_from(run_features(s, 0, 64, 4), s.params.params).batched_s for s in (old, new)]
+    batched = [step_time_from(run_features(old, 0, 64, tokens), old.params.params).batched_s for tokens in (1, 4)]
     assert batched[0] == batched[1] > 0
+    assert step_time_from(run_features(new, 0, 64, 4), new.params.params).batched_s == 0
 
 
 def test_the_calibration_rows_builds_straddle_the_flip():

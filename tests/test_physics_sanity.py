@@ -149,10 +149,10 @@ def test_moe_layers_carry_their_own_decode_overhead():
 
 
 def test_batched_steps_pay_a_per_layer_launch_cost_single_token_steps_do_not():
-    """engine/decode.py: t_layer_batched_s applies to every layer of a step with several tokens
-    (speculative verification included), never to a single-token step; it is host latency, so the
-    GPU's clock does not scale it."""
-    system = build_system(CARD)
+    """engine/decode.py: at a build before PR 19645 (layerchain.graphs_off) t_layer_batched_s
+    applies to every layer of a step with several tokens (speculative verification included),
+    never to a single-token step; it is host latency, so the GPU's clock does not scale it."""
+    system = build_system({**CARD, "llama_cpp_build": 7941})
     params = system.params.params
     more = with_overrides(params, t_layer_batched_s=params.t_layer_batched_s + 1e-4)
     for batch in (1, 2, 8):
