@@ -14,7 +14,8 @@ from engine.catalog import DATA_DIR
 from engine.matvec_batch import MMVQ_MAX_BATCH_SIZE, matvec_alu_adds, matvec_rate_factor
 from engine.system import build_system
 
-SPARK = {"hardware": "DGX Spark", "model": "gemma-3-4b", "quant": "Q4_0", "engine": "llama.cpp", "prompt_tokens": 1, "depth": 512}
+SPARK = {"hardware": "DGX Spark", "model": "gemma-3-4b", "quant": "Q4_0", "engine": "llama.cpp", "prompt_tokens": 1, "depth": 512,
+         "llama_cpp_build": 6989}  # the rows' build (b6989) predates PR 19645: batched steps launch every kernel
 
 
 def _spark_rows() -> dict[int, float]:
