@@ -32,7 +32,6 @@ SCHEMA = (
     Field("recurrent_extra_kernels", float),
     Field("decode_layer_kernels", float),
     Field("vlm_layer_sync_s", float),
-    Field("moe_graphs_off", bool),
     Field("tp_allreduce_via_host", bool),
     Field("prefill_chunk_tokens", int),
 )
@@ -80,8 +79,6 @@ class Engine:
     #: Seconds per layer and decode step of host synchronisation on its vision-language path (a
     #: model with a vision tower, models.Model.vision_language): layerchain.vlm_sync_s; 0 = none.
     vlm_layer_sync_s: float = 0.0
-    #: Its CUDA backend captures no graph for a step with expert matmuls (layerchain.graphs_off).
-    moe_graphs_off: bool = False
     #: Its tensor-parallel all-reduce stages the partial sums through pinned host memory and one
     #: CPU thread sums them (parallel.host_allreduce_s_per_byte); False = on the GPUs (NCCL).
     tp_allreduce_via_host: bool = False

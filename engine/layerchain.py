@@ -92,19 +92,13 @@ MMVQ_MMID_MAX_BATCH = 4
 MMVQ_MAX_BATCH = 8
 CUDA_GRAPHS_MMID_TYPED_BUILD = 8560
 CUDA_GRAPHS_MMID_SYNC_BUILD = 10390
-#: - cards below compute capability 7.0 never capture (``disable_due_to_gpu_arch``: below Ampere,
-#:   8.0, from PR 6766, https://github.com/ggml-org/llama.cpp/pull/6766, until PR 25749 "Enable CUDA
-#:   graphs on Volta+Turing", https://github.com/ggml-org/llama.cpp/pull/25749, merged 2026-07-16,
-#:   ggml c621d2c8, between b9986 and b10472; PR 27721, open, would admit Pascal sm_61 only). The
-#:   P100 (6.0, rows at b9234) launches every kernel at every build.
-CUDA_GRAPHS_VOLTA_BUILD = 10010
-GRAPHS_MIN_CC = 7.0
-AMPERE_CC = 8.0
-#: ik_llama.cpp captured no step with MUL_MAT_ID or its fused MOE_FUSED_UP_GATE (ggml-cuda.cu at
-#: dcdfad29, "disabling CUDA graphs due to mul_mat_id") until its PR 689 ("Enable CUDA graphs for MoE
-#: models + GPT-OSS support", https://github.com/ikawrakow/ik_llama.cpp/pull/689, 633e0617, 2025-08-15).
-#: Its rows state a commit, not a build: engines.toml ``moe_graphs_off`` marks the era.
-IK_GRAPHS_MOE_PR = 689
+#: Not modelled (measured, not kept; docs/calibration.md, Changes): cards below compute capability
+#: 7.0 never capture a graph (``disable_due_to_gpu_arch``; Volta and Turing from PR 25749,
+#: https://github.com/ggml-org/llama.cpp/pull/25749), and ik_llama.cpp captured no MoE step until
+#: its PR 689 (https://github.com/ikawrakow/ik_llama.cpp/pull/689). Both are in the sources, but
+#: charged to the P100's and the 16-card ik_llama.cpp rig's rows they moved llama.cpp's CUDA
+#: per-layer values so that the engines borrowing them (ExLlamaV3 on the RTX 3090) predicted worse
+#: held out (decode rows beyond 35% 374 -> 380): their fitted per-layer costs hold those launches.
 
 
 def hip_graphs_off(system: System) -> bool:
@@ -139,24 +133,15 @@ def graphs_off(system: System, tokens: int = 1) -> bool:
     """Whether a decode step of ``tokens`` tokens (sequences x tokens each) launches every kernel
     from the host instead of replaying a captured graph, and so pays ``t_layer_batched_s`` a layer.
     ggml-cuda (CUDA, and ROCm through HIP) in llama.cpp and the engines that run its kernels: the
-    eras above, by the set-up's stated build (unset: a current release). ik_llama.cpp: MoE steps
-    in the era engines.toml marks. Every other engine and backend, and llama.cpp before mid-2024
-    (fitted apart): a step of several tokens launches, a single token replays (or its fitted
-    per-layer costs hold its launches)."""
-    engine = system.engine
-    lineage = engine.lineage()
-    ggml_cuda = system.backend in ("cuda", "rocm")
-    if ggml_cuda and "ik-llama-cpp" in lineage:
-        return tokens > 1 or (system.arch.is_moe and engine.moe_graphs_off)
-    if not (ggml_cuda and engine.runs_mainline_ggml(with_legacy=False)):
+    eras above, by the set-up's stated build (unset: a current release). Every other engine and
+    backend (ik_llama.cpp's included), and llama.cpp before mid-2024 (fitted apart): a step of
+    several tokens launches, a single token replays (or its fitted per-layer costs hold its
+    launches)."""
+    if not (system.backend in ("cuda", "rocm") and system.engine.runs_mainline_ggml(with_legacy=False)):
         return tokens > 1
     build = system.options.llama_cpp_build
     if hip_graphs_off(system):
         return True
-    cc = system.device.cuda_compute_capability
-    if system.backend == "cuda" and cc is not None:
-        if cc < GRAPHS_MIN_CC or (cc < AMPERE_CC and build is not None and build < CUDA_GRAPHS_VOLTA_BUILD):
-            return True
     if tokens > 1 and build is not None and build < CUDA_GRAPHS_BATCHED_BUILD:
         return True
     return system.arch.is_moe and _mmid_needs_sync(system, tokens, build)

@@ -4,8 +4,7 @@ graphs_off): a step that launches every kernel from the host pays ``t_layer_batc
 Pinned to PR 19645 (https://github.com/ggml-org/llama.cpp/pull/19645, DGX Spark, deepseek2
 30B.A3B Q8_0 = GLM-4.7-Flash, llama-bench pp512 at microbatch 1-3 with graphs off for several
 tokens, PR 19644, and on, the PR: 52.58 / 52.23, 68.96 / 78.45, 83.68 / 92.96 t/s), to the
-ggml-cuda rules' boundaries (ggml-org/ggml 23c1635e, 658de8ce, e79ce97d, e661b3d4, c621d2c8;
-ik_llama.cpp dcdfad29 and PR 689) and to the calibration rows' builds.
+ggml-cuda rules' boundaries (ggml-org/ggml 23c1635e, 658de8ce, e79ce97d, e661b3d4) and to the calibration rows' builds.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 from engine import estimate
 from engine.decode import run_features, step_time_from
 from engine.layerchain import (
-    CUDA_GRAPHS_BATCHED_BUILD, CUDA_GRAPHS_MMID_SYNC_BUILD, CUDA_GRAPHS_VOLTA_BUILD, HIP_GRAPHS_BUILD, graphs_off,
+    CUDA_GRAPHS_BATCHED_BUILD, CUDA_GRAPHS_MMID_SYNC_BUILD, HIP_GRAPHS_BUILD, graphs_off,
 )
 from engine.system import build_system
 from engine.tools.calibrate import MEASUREMENTS
@@ -77,39 +76,24 @@ def test_16_bit_experts_launch_every_kernel_between_pr_19645_and_pr_26802():
     assert not graphs_off(build_system({**strix, "backend": "rocm", "quant": "Q8_0", "llama_cpp_build": 9187}), 1)
 
 
-def test_cards_below_volta_never_capture_and_volta_turing_from_pr_25749():
-    dense = {"model": "llama-3.1-8b", "quant": "Q4_K_M"}
-    for build in (None, 9234, 20000):
-        request = {**dense, "hardware": "p100-pcie-16gb", **({"llama_cpp_build": build} if build else {})}
-        assert graphs_off(build_system(request), 1)
-    # The catalog states few cards' compute capability (the V100's not): a Volta card as stated.
-    def volta(**build):
-        system = build_system({**dense, "hardware": "v100-pcie", **build})
-        return replace(system, device=replace(system.device, cuda_compute_capability=7.0))
-
-    assert graphs_off(volta(llama_cpp_build=CUDA_GRAPHS_VOLTA_BUILD - 1), 1)
-    assert not graphs_off(volta(llama_cpp_build=CUDA_GRAPHS_VOLTA_BUILD), 1)
-    assert not graphs_off(volta(), 1)
-    assert not graphs_off(build_system({**dense, "hardware": "rtx-3090", "llama_cpp_build": 2900}), 1)
-
-
 def test_a_host_launched_step_costs_what_pr_27721_measured_on_pascal():
     """PR 27721 (https://github.com/ggml-org/llama.cpp/pull/27721, open): a GTX 1080 decodes a dense
     9B Q5_K_M at 26.3 tok/s with graphs off, 28.0 on (+6.4%; 25.3 / 27.2 again, +7.5%). The P40
     (the same GP102 generation, cc 6.1) with the graph's step against the host-launched one: within
-    a few percent of that."""
+    a few percent of that. (Which cards launch from the host is not modelled by architecture:
+    layerchain.py says why; this pins the cost of a host-launched step.)"""
     system = build_system({"hardware": "tesla-p40", "model": "qwen3.5-9b", "quant": "Q5_K_M", "prompt_tokens": 512})
     features = run_features(system, 512, 256)
-    assert features.launches_every_kernel
-    off = step_time_from(features, system.params.params).total_s
+    off = step_time_from(replace(features, launches_every_kernel=True), system.params.params).total_s
     on = step_time_from(replace(features, launches_every_kernel=False), system.params.params).total_s
     assert 1.02 < off / on < 1.12
 
 
-def test_ik_llama_cpp_before_pr_689_launches_every_moe_step():
+def test_ik_llama_cpp_keeps_the_old_rule():
+    """ik_llama.cpp's MoE era before its PR 689 is not modelled (layerchain.py): a single token
+    replays, several tokens launch, whatever the model."""
     rig = {"hardware": "rtx-3090", "model": "deepseek-r1", "quant": "Q8_0", "engine": "ik_llama.cpp", "gpus": 16}
-    system = build_system(rig)
-    assert graphs_off(system, 1) == system.engine.moe_graphs_off
+    assert not graphs_off(build_system(rig), 1) and graphs_off(build_system(rig), 2)
     assert not graphs_off(build_system({**rig, "model": "llama-3.1-8b", "gpus": 1}), 1)
 
 
@@ -129,7 +113,7 @@ def test_the_calibration_rows_fall_on_the_stated_sides():
 
 
 def test_the_explain_panel_says_the_step_launches_from_the_host():
-    old = estimate({"hardware": "p100-pcie-16gb", "model": "llama-3.1-8b", "quant": "Q4_K_M"})["breakdown"]
+    old = estimate({**SPARK, "batch": 2, "llama_cpp_build": BEFORE})["breakdown"]
     assert old["graphs_off"] and old["batched_s"] > 0 and not old["hip_graphs_off"]
     new = estimate({"hardware": "rtx-4090", "model": "llama-3.1-8b", "quant": "Q4_K_M", "batch": 2})["breakdown"]
     assert not new["graphs_off"] and new["batched_s"] == 0
