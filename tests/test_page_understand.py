@@ -49,11 +49,15 @@ def test_breakdown_explains_every_headline_number(app):
 
 
 def test_breakdown_names_the_batched_step_and_recurrent_layer_costs(app):
-    """engine/decode.py: a step carrying several sequences launches its kernels one by one; the
-    explain panel says what that costs (breakdown.batched_s) and says nothing for one sequence."""
+    """engine/layerchain.py graphs_off: a step carrying several sequences launched its kernels one
+    by one on llama.cpp's CUDA backend before PR 19645 (b8060); the explain panel says what that
+    costs (breakdown.batched_s), and says nothing for a current release's batched step, which
+    replays its graph, nor for one sequence."""
     page, _log, _console = app
-    show(page, query(hw="rtx-4090", batch=2))
+    show(page, query(hw="rtx-4090", batch=2, build=7941))
     assert "Batched step" in page.inner_text('[data-testid="breakdown-decode"]')
+    show(page, query(hw="rtx-4090", batch=2))
+    assert "Batched step" not in page.inner_text('[data-testid="breakdown-decode"]')
     show(page, query(hw="rtx-4090", batch=1))
     assert "Batched step" not in page.inner_text('[data-testid="breakdown-decode"]')
     assert "Recurrent layers" not in page.inner_text('[data-testid="breakdown-decode"]')
