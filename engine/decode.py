@@ -40,8 +40,8 @@ Without it the hybrids' extra kernels, all in MoE models, were charged to ``t_mo
 decoded Qwen3-30B-A3B at 1.08x Llama 3.1 8B, where reports say ~1.3-1.5x (196 against ~130-150
 tok/s). A step with several tokens (batched decode, speculative verification) pays
 ``t_layer_batched_s`` per layer on top where no captured graph is replayed (layerchain.graphs_off: llama.cpp
-before PR 19645 for any step of several tokens, cards below Volta, 16-bit MoE experts in some builds,
-ROCm before HIP graphs were on by default, ik_llama.cpp's MoE steps before its PR 689). Launching is the
+before PR 19645 for any step of several tokens, 16-bit MoE experts in some builds, ROCm before HIP
+graphs were on by default; other engines for any step of several tokens). Launching is the
 host's latency, so it does not shrink with the GPU's clock. Its prior comes from a published pair
 (llama.cpp PR 15802, RTX 3090, llama 8B Q4_0: a two-token step takes 0.76 ms more than a
 one-token step, 24 us a layer); not fitted (batched rows come from one device per backend). Fitted
