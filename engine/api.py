@@ -241,7 +241,7 @@ def estimate_then_schedule(request: dict) -> tuple[dict, Callable[[], dict] | No
             "batched_s": mean_step.batched_s,
             # A ROCm build from before HIP graphs were on by default: single-token steps pay batched_s too.
             "hip_graphs_off": hip_graphs_off(system),
-            # Any step that replays no graph (layerchain.graphs_off: card, build, MoE experts, batch).
+            # Any step that replays no graph (layerchain.graphs_off: build, MoE experts, batch).
             "graphs_off": graphs_off(system, o.batch),
             "recurrent_s": mean_step.recurrent_s,
             # oMLX before PR 688: a host sync per layer on a vision-language model's path (in fixed_s).
