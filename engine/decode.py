@@ -71,7 +71,7 @@ from .fa_kernels import unfused_attention_factor
 from .layerchain import DENSE_LAYER_KERNELS, graphs_off, layer_chain_factor, unfused_recurrent, vlm_sync_s
 from .offload import PCIE_EFFICIENCY, op_offload
 from .params import BackendParams
-from .parallel import pcie_link, split_sync_parts
+from .parallel import parallel_cards, pcie_link, split_sync_parts
 from .quant import KV_CODEBOOK_TYPES, storage
 from .roofline import (
     bandwidth_bytes_s, clock_factor, cpu_attention_rate, cpu_isa, cpu_bandwidth, cpu_kernel, latency_bound_sms, realised_bandwidth,
@@ -419,12 +419,6 @@ def run_features(system: System, start: int, count: int, batch: int = 1) -> Step
 
 def run_mean_step(system: System, start: int, count: int, batch: int = 1) -> StepTime:
     return step_time_from(run_features(system, start, count, batch), system.params.params, system.host_params.params)
-
-
-def parallel_cards(system: System) -> int:
-    """Cards that read a step's weights at the same time: all of them under a row or tensor
-    split, one at a time under a layer split."""
-    return system.gpus if system.options.split != "layer" else 1
 
 
 def latency_bound(system: System, p: BackendParams) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .moe import mmf_moe_available, routed_expert_weights
+from .quant import storage
 
 if TYPE_CHECKING:
     from .system import System
@@ -111,7 +112,8 @@ def hip_graphs_off(system: System) -> bool:
 
 
 def _experts_quantized(system: System) -> bool:
-    return all(type_name not in ("f32", "f16", "bf16") for _, type_name in routed_expert_weights(system.arch, system.quant))
+    """ggml_is_quantized of every routed-expert tensor (quant/storage.py ``Storage.quantized``)."""
+    return all(storage(type_name).quantized for _, type_name in routed_expert_weights(system.arch, system.quant))
 
 
 def _mmid_needs_sync(system: System, tokens: int, build: int | None) -> bool:

@@ -103,6 +103,12 @@ def link(system: System) -> tuple[str, float, float]:
     return f"PCIe {gen}.0 x{lanes}", bandwidth, SYNC_LATENCY_PCIE_S
 
 
+def parallel_cards(system: System) -> int:
+    """Cards that read a step's weights at the same time: all of them under a row or tensor
+    split, one at a time under a layer split."""
+    return system.gpus if system.options.split != "layer" else 1
+
+
 def split_sync_parts(system: System, tokens: int) -> tuple[float, float]:
     """(latency, data) seconds added to one forward pass over ``tokens`` tokens (a decode step of
     a batch, or a prefill micro-batch) by splitting across ``system.gpus`` cards, at the priors.

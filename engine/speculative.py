@@ -17,7 +17,8 @@ import random
 from dataclasses import dataclass
 
 from .catalog import GB
-from .decode import parallel_cards, step_features, step_time_from
+from .decode import step_features, step_time_from
+from .parallel import parallel_cards
 from .errors import EngineInputError
 from .kvcache import kv_read_elements
 from .roofline import bandwidth_bytes_s, realised_bandwidth, soc_memory

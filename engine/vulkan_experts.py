@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 
 from .moe import routed_expert_weights, vulkan_expert_tile
+from .parallel import parallel_cards
 from .prefill import shader_rate
 from .system import System
 from .weights import distinct_expert_fraction
@@ -75,5 +76,4 @@ def expert_tiles(system: System, tokens: int, expert_params: float) -> tuple[flo
     touched = distinct_expert_fraction(arch, tokens)
     tile = decode_tile(system, tokens)
     columns = math.ceil(tokens * arch.experts_per_token / arch.n_experts / touched / tile) * tile
-    cards = system.gpus if system.options.split != "layer" else 1  # decode.parallel_cards
-    return 2 * expert_params * share * touched * columns, shader_rate(system) * cards
+    return 2 * expert_params * share * touched * columns, shader_rate(system) * parallel_cards(system)
