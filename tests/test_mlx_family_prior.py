@@ -53,10 +53,14 @@ def test_an_unfitted_family_takes_its_priors_over_the_population():
     assert family_prior(("mlx-lm",), "cuda", PRIORS["cuda"]) == PRIORS["cuda"]
 
 
-def test_a_fitted_family_key_still_lends_its_own_values():
+def test_a_fitted_sibling_does_not_replace_the_family_priors():
+    """vLLM-MLX fitted (two devices) lends mlx-lm nothing: the family's priors stand, in the full
+    fit as in a fold without the M3 Max (engine/tools/borrowing.borrowed)."""
     fitted = BackendParams(eta_bw=1.0, t_layer_s=6.2e-5)
     lent = borrowed("mlx-lm/metal", {"vllm-mlx/metal": (fitted, ("eta_bw", "t_layer_s"))}, {}, {"metal": PRIORS["metal"]})
-    assert (lent.eta_bw, lent.t_layer_s) == (1.0, 6.2e-5)
+    assert (lent.eta_bw, lent.t_layer_s) == (MLX["eta_bw"], MLX["t_layer_s"])
+    assert resolve_params(("mlx-lm",), "metal").params.eta_bw == MLX["eta_bw"]
+    assert resolve_params(("vllm-mlx", "mlx-lm"), "metal").key == "vllm-mlx/metal"
 
 
 def _measured_row(source: str, model: str, test: str, depth: str) -> dict:

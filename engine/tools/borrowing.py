@@ -1,10 +1,11 @@
 """Which engine/backend keys fit values of their own, and what the others predict with.
 
 A key fits values only when rows of at least KEY_MIN_DEVICES devices identify them (issue 12);
-any other key borrows: its base engine's values, else its engine family's on the backend, else
-the backend's population (each parameter's median over the keys that identified it; a driver
-variant's falls back to its base backend's, BASE_BACKEND). The
-engine-specific parameters (ENGINE_SPECIFIC) are never taken from another engine.
+any other key borrows: its base engine's values, else the backend's population (each
+parameter's median over the keys that identified it; a driver variant's falls back to its base
+backend's, BASE_BACKEND) with its engine family's own sourced priors (params.FAMILY_PRIORS). A
+sibling engine's fit is never lent (see :func:`borrowed`), and the engine-specific parameters
+(ENGINE_SPECIFIC) are never taken from another engine.
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ def fits_own(device_ids) -> bool:
 def units_of(devices: dict[str, set]) -> dict[str, list[str]]:
     """Which keys fit values (``devices``: each key's distinct devices): a key that
     :func:`fits_own` is a unit of its own (``key:<key>``). Any other key fits nothing
-    and predicts with values it borrows (:func:`borrowed`): its base engine's, else its engine
-    family's on the backend, else the backend's population."""
+    and predicts with values it borrows (:func:`borrowed`): its base engine's, else the backend's
+    population with its family's priors."""
     return {f"key:{key}": [key] for key in sorted(devices) if fits_own(devices[key])}
 
 
@@ -134,37 +135,24 @@ def borrowed(
     key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]], owner: dict[str, str], populations: dict
 ) -> BackendParams:
     """The values of a key that fits nothing: its nearest base engine's where that engine fits
-    values on the backend (ik_llama.cpp's from llama.cpp's); else, per parameter, the median over
-    the fitted keys of its engine family there (mlx-lm and the engines built on it borrow from
-    vLLM-MLX, not from llama.cpp's Metal kernels), else the backend's population (``populations``,
-    BackendParams by backend) with the family's own priors (params.FAMILY_PRIORS) in place of its values."""
+    values on the backend (ik_llama.cpp's from llama.cpp's), else the backend's population
+    (``populations``, BackendParams by backend) with its family's own priors (params.FAMILY_PRIORS)
+    in place of those values.
+
+    Not a sibling's fit: engines built on the same kernels differ in their serving loop (mlx-lm's
+    server sends every request through BatchGenerator, vLLM-MLX calls stream_generate, mlx-vlm
+    syncs the vision path; docs/calibration.md), and the only fitted MLX key, vLLM-MLX, lent its
+    values to mlx-lm, mlx-vlm, oMLX and Ollama's MLX runner on the very M3 Max it was fitted on:
+    0.116 / 0.206 / 0.106 (oMLX before 0.3: 0.190) / 0.058 MdAPE, all predicted fast, where the
+    family's priors over the population, the values a fold without the M3 Max predicts those
+    rows with, give 0.073 / 0.144 / 0.037 (0.123) / 0.045 (issue 12; held out unchanged)."""
     engine_id, backend = key.split("/")
     engines = load_engines()
     lineage = engines[engine_id].lineage() if engine_id in engines else (engine_id,)
     for base in lineage[1:]:
         if f"{base}/{backend}" in fits:
             return fits[f"{base}/{backend}"][0]
-    family = {
-        k: v for k, v in fits.items()
-        if k.endswith(f"/{backend}") and k.split("/")[0] in engines and engines[k.split("/")[0]].lineage()[-1] == lineage[-1]
-    }
-    return family_values(family, populations[backend]) if family else family_prior(lineage, backend, populations[backend])
-
-
-def family_values(family: dict[str, tuple[BackendParams, tuple[str, ...]]], fallback: BackendParams) -> BackendParams:
-    """Each parameter's median over the family's fitted keys, whether or not each identified it:
-    a value a key kept (its backend population's, when its rows did not move it) is still the
-    value that key predicts its own kernels with. Taking the backend's population for those
-    instead handed the MLX engines llama.cpp's Metal values wherever vLLM-MLX's rows on the
-    other device left one unidentified (the M3 Max held out: llama.cpp's 4.2 ms per token and
-    10 unpacking operations per weight, mlx-lm decode at 0.69x measured); vLLM-MLX itself kept
-    its full-fit values and came out at 0.91x. The engine-specific parameters keep ``fallback``'s,
-    and so does a decode value only superseded builds hold (:func:`superseded`)."""
-    values = {}
-    for f in fields(BackendParams):
-        seen = sorted(getattr(params, f.name) for key, (params, _free) in family.items() if _lends(key, f.name))
-        values[f.name] = statistics.median(seen) if seen and f.name not in ENGINE_SPECIFIC else getattr(fallback, f.name)
-    return BackendParams(**values)
+    return family_prior(lineage, backend, populations[backend])
 
 
 def inherited(key: str, fits: dict[str, tuple[BackendParams, tuple[str, ...]]]) -> dict[str, float]:

@@ -8,7 +8,7 @@ log(predicted / measured) over its rows: decode parameters on ``tg`` rows, prefi
 ``pp`` rows. Parameters the rows cannot tell apart keep their prior (a parameter that moves no
 prediction by 1% when doubled is not identified by the data). A key measured on fewer than
 borrowing.KEY_MIN_DEVICES devices fits nothing (issue 12: its values would be that device's factors) and
-predicts with its base engine's, its engine family's or its backend's values. The result, with each key's residual
+predicts with its base engine's values, else its backend's (with its engine family's priors). The result, with each key's residual
 statistics and each fitted value's evidence (rows, devices), goes to
 ``data/calibration/fit.json``; ``--check`` re-runs the fit and fails
 if the committed file differs (the fit is deterministic).
