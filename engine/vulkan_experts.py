@@ -38,14 +38,21 @@ import math
 from .moe import routed_expert_weights, vulkan_expert_tile
 from .parallel import parallel_cards
 from .prefill import shader_rate
+from .quant import storage
 from .system import System
 from .weights import distinct_expert_fraction
 
 #: ``s_wg_denoms`` {32, 32}: the small mul_mm tile's columns (ggml-vulkan.cpp ``ggml_vk_load_shaders``,
 #: the scalar and the "use scalar tile sizes" BF16 paths alike), taken when the step has <= 32 tokens.
 VULKAN_ID_TILE_SMALL = 32
-#: Weight types ``ggml_vk_use_mul_mat_vec_id`` leaves to the matrix-matrix shader at decode.
-MATMAT_EXPERT_TYPES = ("bf16",)
+#: Unquantised types ``ggml_vk_use_mul_mat_vec_id`` still sends to the matrix-vector shader; every
+#: other type that is not ``ggml_is_quantized`` (quant/storage.py ``Storage.quantized``: BF16) goes
+#: to the matrix-matrix shader.
+MATVEC_FLOAT_TYPES = ("f32", "f16")
+
+
+def _matmat(type_name: str) -> bool:
+    return type_name not in MATVEC_FLOAT_TYPES and not storage(type_name).quantized
 
 
 def matmat_expert_share(system: System) -> float:
@@ -55,7 +62,7 @@ def matmat_expert_share(system: System) -> float:
         return 0.0
     pairs = routed_expert_weights(system.arch, system.quant)
     total = sum(params for params, _ in pairs)
-    return sum(params for params, kind in pairs if kind in MATMAT_EXPERT_TYPES) / total if total else 0.0
+    return sum(params for params, kind in pairs if _matmat(kind)) / total if total else 0.0
 
 
 def decode_tile(system: System, tokens: int) -> int:
